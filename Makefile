@@ -1,0 +1,84 @@
+# Threadlets and syslets for Linux: build, boot and test.
+#
+#   make run     build kernel, library and image, boot, run the demo
+#   make check   build everything, boot, run all tests; ends "N passed, N failed"
+#   make test T=name   boot and run one guest test
+#   make shell   interactive shell in the guest
+#   make kernel | user | image | clean | distclean
+#
+# Every target first runs scripts/install-deps.sh (apt-get, idempotent).
+
+B        := $(CURDIR)/build
+KSRC     := $(B)/linux
+KOBJ     := $(B)/kobj
+BZIMAGE  := $(KOBJ)/arch/x86/boot/bzImage
+TBIN     := $(B)/tests
+JOBS     ?= $(shell nproc)
+KCC      ?= ccache gcc
+KMAKE    := $(MAKE) -C $(KSRC) O=$(KOBJ) CC="$(KCC)" HOSTCC="$(KCC)" \
+	    KBUILD_BUILD_TIMESTAMP="threadlets" KBUILD_BUILD_USER=threadlets \
+	    KBUILD_BUILD_HOST=qemu -j$(JOBS)
+export CCACHE_DIR ?= $(HOME)/.ccache
+
+CC       := gcc
+CFLAGS   := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
+GUEST_TESTS := $(patsubst tests/guest/%.c,$(TBIN)/%,$(wildcard tests/guest/*.c))
+
+OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
+PATCHES  := patches/series $(wildcard patches/*.patch)
+
+.PHONY: all deps kernel prepare user tests image run check test shell clean distclean
+.DEFAULT_GOAL := all
+
+all: kernel image
+
+deps:
+	@scripts/install-deps.sh
+
+# --- kernel -----------------------------------------------------------------
+prepare: deps
+	@scripts/prepare-kernel.sh $(CURDIR) $(KSRC)
+
+$(KOBJ)/.config: config/threadlets.config $(PATCHES) scripts/kconfig-check.sh | prepare
+	@mkdir -p $(KOBJ)
+	$(KMAKE) -s tinyconfig
+	cd $(KOBJ) && $(KSRC)/scripts/kconfig/merge_config.sh -m -O $(KOBJ) \
+		$(KOBJ)/.config $(CURDIR)/config/threadlets.config >/dev/null
+	$(KMAKE) -s olddefconfig
+	scripts/kconfig-check.sh config/threadlets.config $(KOBJ)/.config
+
+kernel: prepare $(KOBJ)/.config
+	@echo "  KERNEL  $(BZIMAGE)"
+	@$(KMAKE) -s bzImage
+	@echo "  KERNEL  $$(cat $(KOBJ)/include/config/kernel.release)"
+
+# --- user space ---------------------------------------------------------------
+$(TBIN)/%: tests/guest/%.c tests/guest/tl_test.h | deps
+	@mkdir -p $(TBIN)
+	$(CC) $(CFLAGS) -static -o $@ $<
+
+tests: $(GUEST_TESTS)
+
+# --- guest image --------------------------------------------------------------
+image: deps tests
+	@tests/mkimage.sh $(B) $(TBIN) tests/list
+
+# --- running ------------------------------------------------------------------
+run: kernel image
+	tests/run-qemu.sh --name run --run boot
+
+check: kernel image
+	@tests/check.sh
+
+test: kernel image
+	tests/run-qemu.sh --name test-$(T) --run "$(T)"
+
+shell: kernel image
+	tests/run-qemu.sh --shell
+
+clean:
+	rm -rf $(B)/tests $(B)/initramfs.* $(B)/logs $(B)/disk.img
+	-[ -d $(KOBJ) ] && $(KMAKE) -s clean
+
+distclean:
+	rm -rf $(B)
