@@ -1,0 +1,59 @@
+#!/bin/bash
+# "make check": every guest test in one boot, then the runner's own
+# self-tests, then the host-side checks of the build. Ends with the line
+# "N passed, N failed" that CI reads.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+B=${BUILD:-$HERE/../build}
+pass=0 fail=0
+
+count() {	# count <name> <status>
+	if [ "$2" = 0 ]; then
+		pass=$((pass + 1)); echo "PASS $1"
+	else
+		fail=$((fail + 1)); echo "FAIL $1"
+	fi
+}
+
+# 1. All guest tests, one boot. Each guest test is one result.
+log=$B/logs/check.log
+"$HERE/run-qemu.sh" --name check --timeout 1200
+rc=$?
+summary=$(grep '^TL-SUMMARY' "$log" | tail -n1)
+ok=$(echo "$summary" | sed -n 's/.* ok=\([0-9]*\).*/\1/p')
+bad=$(echo "$summary" | sed -n 's/.* fail=\([0-9]*\).*/\1/p')
+plan=$(echo "$summary" | sed -n 's/.* plan=\([0-9]*\).*/\1/p')
+pass=$((pass + ${ok:-0}))
+fail=$((fail + ${bad:-0}))
+missing=$(( ${plan:-0} - ${ok:-0} - ${bad:-0} ))
+[ "$missing" -le 0 ] || fail=$((fail + missing))
+# A kernel report or a crash fails the run even when every test said ok.
+if [ "$rc" -ge 2 ]; then
+	count "guest run is clean (no kernel report, no crash, no timeout)" 1
+else
+	count "guest run is clean (no kernel report, no crash, no timeout)" 0
+fi
+
+# 2. The runner must fail each of these runs, for the right reason.
+expect_fail() {	# expect_fail <name> <expected exit> <run-qemu args...>
+	local name=$1 want=$2
+	shift 2
+	"$HERE/run-qemu.sh" --name "selftest-$name" "$@" > /dev/null 2>&1
+	local got=$?
+	[ "$got" = "$want" ]
+	count "runner fails a run with $name (exit $got, want $want)" $?
+}
+expect_fail failing-test 1 --run "boot selftest-fail"
+expect_fail kernel-warning 2 --run "selftest-warn"
+expect_fail guest-hang 3 --run "selftest-hang" --timeout 40 --guest-timeout 600
+
+# 3. A second build right after the first must not rebuild the kernel.
+before=$(stat -c %Y "$B/kobj/arch/x86/boot/bzImage")
+make -s -C "$HERE/.." kernel > "$B/logs/rebuild.log" 2>&1
+after=$(stat -c %Y "$B/kobj/arch/x86/boot/bzImage")
+[ "$before" = "$after" ]
+count "kernel is not rebuilt when nothing changed" $?
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Builds the guest initramfs and the ext4 test disk.
+# Usage: mkimage.sh <build-dir> <test-bin-dir> <test-list>
+# The initramfs holds busybox, /init, the static test programs (in the order
+# of <test-list>) and Debian's perf and fio with every library they load.
+# The disk holds data files for the I/O tests; it is made with mke2fs -d so
+# no root mount is needed, and QEMU opens it with snapshot=on.
+set -euo pipefail
+
+B=$(cd "$1" && pwd)
+BIN=$2
+LIST=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$B/initramfs.d
+
+rm -rf "$ROOT"
+mkdir -p "$ROOT"/{bin,sbin,usr/bin,etc,proc,sys,dev,tmp,mnt,tests,lib64}
+cp /bin/busybox "$ROOT/bin/busybox"
+cp "$HERE/image/init" "$ROOT/init"
+grep -v '^#' "$LIST" > "$ROOT/tests/list"
+for t in $(cat "$ROOT/tests/list"); do
+	cp "$BIN/$t" "$ROOT/tests/$t"
+done
+for extra in "$BIN"/*; do
+	[ -e "$ROOT/tests/$(basename "$extra")" ] || cp "$extra" "$ROOT/tests/"
+done
+
+# Dynamically linked host tools: copy the binary and every library ldd names,
+# at the same absolute path, so the guest's ld.so finds them.
+copy_elf() {
+	local src=$1 dst=$2
+	cp -L "$src" "$ROOT$dst"
+	ldd "$src" | awk '/=>/ {print $3} /^\t\/lib/ {print $1}' | while read -r lib; do
+		[ -n "$lib" ] && [ -f "$lib" ] || continue
+		mkdir -p "$ROOT$(dirname "$lib")"
+		cp -Ln "$lib" "$ROOT$lib"
+	done
+}
+copy_elf /usr/bin/perf /usr/bin/perf
+copy_elf /usr/bin/fio /usr/bin/fio
+echo "root:x:0:0:root:/:/bin/sh" > "$ROOT/etc/passwd"
+
+(cd "$ROOT" && find . | sort | cpio -o -H newc --quiet) > "$B/initramfs.cpio.tmp"
+mv "$B/initramfs.cpio.tmp" "$B/initramfs.cpio"
+
+if [ ! -f "$B/disk.img" ] || [ "$HERE/mkimage.sh" -nt "$B/disk.img" ]; then
+	D=$B/disk.d
+	rm -rf "$D"
+	mkdir -p "$D"
+	# 64 MiB of reproducible data: bytes depend only on the offset, so tests
+	# can check any 4 KiB block they read (see tests/guest/tl_test.h).
+	python3 - "$D/data" <<'PY'
+import sys, struct
+with open(sys.argv[1], "wb") as f:
+    for blk in range(64 * 256):
+        f.write(struct.pack("<Q", blk) * 512)
+PY
+	echo "threadlets test disk" > "$D/README"
+	rm -f "$B/disk.img"
+	mke2fs -q -t ext4 -d "$D" -L tldisk "$B/disk.img" 128M
+	rm -rf "$D"
+fi
+echo "mkimage: $(du -h "$B/initramfs.cpio" | cut -f1) initramfs, $(wc -l < "$ROOT/tests/list") tests"

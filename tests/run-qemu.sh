@@ -1,0 +1,128 @@
+#!/bin/bash
+# Boots the test kernel in QEMU and judges the run from its serial log.
+#
+# Usage: run-qemu.sh [options]
+#   --run "a b c"    guest tests to run (default: all, in tests/list order)
+#   --cmd "cmd"      run one shell command in the guest instead of tests
+#   --shell          interactive shell in the guest (no timeout, no verdict)
+#   --timeout S      host timeout for the whole boot (default 600)
+#   --guest-timeout S  per-test timeout inside the guest (default 120)
+#   --icount         deterministic mode: -icount shift=0,sleep=off
+#   --kvm            use KVM (hangs at boot on some hosts; TCG is default)
+#   --log FILE       where to save the serial log (default build/logs/...)
+#   --name NAME      name of the run, used for the default log file
+#   --append "..."   extra kernel command line
+#
+# Verdict (exit status 0 only if all hold):
+#   - the guest printed a TAP plan and a result line for every planned test,
+#     and every result is "ok";
+#   - the guest reached the end marker before the timeout;
+#   - the kernel log has no BUG:, WARNING:, Oops, panic, lockdep, RCU stall,
+#     soft lockup or hung task report.
+# Exit status: 0 pass, 1 test failure, 2 kernel report, 3 timeout/crash.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+B=${BUILD:-$HERE/../build}
+KERNEL=${KERNEL:-$B/kobj/arch/x86/boot/bzImage}
+INITRD=${INITRD:-$B/initramfs.cpio}
+DISK=${DISK:-$B/disk.img}
+
+run="" cmd="" shell=0 timeout=600 gtimeout=120 icount=0 kvm=0 log="" name=run append=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--run) run=$2; shift ;;
+	--cmd) cmd=$2; shift ;;
+	--shell) shell=1 ;;
+	--timeout) timeout=$2; shift ;;
+	--guest-timeout) gtimeout=$2; shift ;;
+	--icount) icount=1 ;;
+	--kvm) kvm=1 ;;
+	--log) log=$2; shift ;;
+	--name) name=$2; shift ;;
+	--append) append=$2; shift ;;
+	*) echo "run-qemu: unknown option $1" >&2; exit 64 ;;
+	esac
+	shift
+done
+
+for f in "$KERNEL" "$INITRD" "$DISK"; do
+	[ -f "$f" ] || { echo "run-qemu: $f missing: run 'make image' first" >&2; exit 64; }
+done
+
+cmdline="console=ttyS0 panic=-1 oops=panic loglevel=5 tl.timeout=$gtimeout"
+[ -z "$run" ] || cmdline="$cmdline tl.run=$(echo "$run" | tr ' ' ',')"
+[ -z "$cmd" ] || cmdline="$cmdline tl.cmd=$(echo "$cmd" | tr ' ' '+')"
+[ "$shell" = 0 ] || cmdline="$cmdline tl.shell=1"
+[ -z "$append" ] || cmdline="$cmdline $append"
+
+# Two sockets of one core: SeaBIOS lists one MP-table CPU per socket, and
+# without ACPI the MP table is how the kernel finds the second CPU.
+qemu=(qemu-system-x86_64 -nographic -no-reboot -m 1G -smp 2,sockets=2,cores=1,threads=1
+	-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline"
+	-drive "file=$DISK,if=virtio,format=raw,snapshot=on"
+	-nic none)
+if [ "$kvm" = 1 ]; then
+	qemu+=(-enable-kvm -cpu host)
+else
+	qemu+=(-accel tcg -cpu "${QEMU_CPU:-max}")
+fi
+[ "$icount" = 0 ] || qemu+=(-icount shift=0,sleep=off -rtc clock=vm)
+
+if [ "$shell" = 1 ]; then
+	exec "${qemu[@]}" -serial mon:stdio -display none -nographic
+fi
+
+mkdir -p "$B/logs"
+[ -n "$log" ] || log=$B/logs/$name.log
+start=$(date +%s)
+timeout --foreground -k 5 "$timeout" "${qemu[@]}" < /dev/null > "$log" 2>&1
+qrc=$?
+secs=$(( $(date +%s) - start ))
+tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
+
+verdict=0
+reason=""
+if [ $qrc = 124 ] || [ $qrc = 137 ]; then
+	verdict=3 reason="timeout: guest still running after ${timeout}s"
+elif ! grep -q '^TL-GUEST-DONE' "$log"; then
+	verdict=3 reason="guest did not finish (crash or panic, qemu exit $qrc)"
+fi
+
+# Kernel reports. Test output is indented by the guest's /init, so these
+# patterns only match lines the kernel printed.
+reports='BUG:|WARNING:|Oops|Kernel panic|general protection fault|UBSAN:|'
+reports+='possible recursive locking|circular locking dependency|inconsistent lock state|'
+reports+='DEBUG_LOCKS_WARN_ON|lockdep|detected stalls? on CPU|rcu: INFO|RCU stall|'
+reports+='soft lockup|hard LOCKUP|blocked for more than'
+if grep -E -v '^    ' "$log" | grep -qE "$reports"; then
+	[ $verdict = 0 ] && verdict=2
+	reason="${reason:+$reason; }kernel report: $(grep -E -v '^    ' "$log" | grep -m1 -E "$reports")"
+fi
+
+if [ -n "$cmd" ]; then
+	sed -n '/^TL-CMD-RC=/!p' "$log" | grep -v '^\[' || true
+	crc=$(sed -n 's/^TL-CMD-RC=//p' "$log")
+	[ "$verdict" != 0 ] || [ "$crc" = 0 ] || verdict=1 reason="command exited $crc"
+	[ -z "$reason" ] || echo "run-qemu: $reason (log: $log)" >&2
+	exit $verdict
+fi
+
+plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" | head -n1)
+oks=$(grep -cE '^ok [0-9]+' "$log")
+fails=$(grep -cE '^not ok [0-9]+' "$log")
+grep -E '^(not )?ok [0-9]+' "$log" | sed 's/^/  /'
+if [ -z "$plan" ]; then
+	[ $verdict = 0 ] && verdict=3
+	reason="${reason:+$reason; }no TAP plan in the log"
+elif [ $((oks + fails)) -ne "$plan" ]; then
+	[ $verdict = 0 ] && verdict=3
+	reason="${reason:+$reason; }$((oks + fails)) of $plan results"
+fi
+if [ "$fails" -gt 0 ] && [ $verdict = 0 ]; then
+	verdict=1 reason="$fails test(s) failed"
+fi
+echo "run-qemu: $name: ${oks} ok, ${fails} not ok, ${secs}s${reason:+, $reason}; log: $log"
+# Machine-readable summary for the callers (tests/check.sh).
+echo "TL-SUMMARY ok=$oks fail=$fails plan=${plan:-0} verdict=$verdict" >> "$log"
+exit $verdict
