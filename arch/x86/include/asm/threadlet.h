@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _ASM_X86_THREADLET_H
+#define _ASM_X86_THREADLET_H
+
+/*
+ * What the threadlet core (kernel/async/) needs from the architecture to
+ * move a head between two tasks. See arch/x86/kernel/threadlet.c.
+ */
+
+struct pt_regs;
+struct task_struct;
+
+/* The user TLS bases that travel with an identity. */
+struct threadlet_tls {
+	unsigned long fsbase;
+	unsigned long gsbase;
+};
+
+int arch_threadlet_check(struct task_struct *head, struct task_struct *spare);
+void arch_threadlet_swap_tls(struct task_struct *head,
+			     struct task_struct *spare,
+			     struct threadlet_tls *head_tls);
+void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
+			   unsigned long sp, const struct threadlet_tls *tls);
+
+#endif /* _ASM_X86_THREADLET_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _LINUX_THREADLET_H
+#define _LINUX_THREADLET_H
+
+/*
+ * Hooks that the scheduler, fork, exec, exit and the mm call into the
+ * threadlet core (kernel/async/). With CONFIG_THREADLETS=n they are empty
+ * inlines, so call sites need no #ifdef.
+ */
+
+#include <linux/sched.h>
+
+struct mm_struct;
+
+#ifdef CONFIG_THREADLETS
+
+void __threadlet_sleeping(struct task_struct *tsk);
+void threadlet_exit(struct task_struct *tsk);
+void threadlet_execve(struct task_struct *tsk);
+void threadlet_mm_init(struct mm_struct *mm);
+void threadlet_mm_exit(struct mm_struct *mm);
+
+/*
+ * Called from sched_submit_work() when @tsk is about to sleep. Only tasks
+ * that registered a threadlet area pay more than this one test.
+ */
+static inline void threadlet_sleeping(struct task_struct *tsk)
+{
+	if (unlikely(tsk->threadlet))
+		__threadlet_sleeping(tsk);
+}
+
+/* A new task starts with no area: each thread registers its own. */
+static inline void threadlet_fork(struct task_struct *p)
+{
+	p->threadlet = NULL;
+}
+
+#else /* !CONFIG_THREADLETS */
+
+static inline void threadlet_sleeping(struct task_struct *tsk) { }
+static inline void threadlet_fork(struct task_struct *p) { }
+static inline void threadlet_exit(struct task_struct *tsk) { }
+static inline void threadlet_execve(struct task_struct *tsk) { }
+static inline void threadlet_mm_init(struct mm_struct *mm) { }
+static inline void threadlet_mm_exit(struct mm_struct *mm) { }
+
+#endif /* CONFIG_THREADLETS */
+
+#endif /* _LINUX_THREADLET_H */

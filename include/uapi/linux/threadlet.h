@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+#ifndef _UAPI_LINUX_THREADLET_H
+#define _UAPI_LINUX_THREADLET_H
+
+/*
+ * Threadlets: user functions that run synchronously in the calling thread
+ * and move the caller (the "head") to a parked cache-miss thread only if
+ * they block in the kernel.
+ *
+ * Every structure here has fixed-size fields, so that 32-bit and 64-bit
+ * processes share one layout and the compat entry points need no
+ * translation. Pointers travel as __u64.
+ */
+
+#include <linux/types.h>
+
+/*
+ * Per-thread area shared with the kernel, registered once per thread with
+ * threadlet_register(). The kernel pins the page that holds it, so that
+ * schedule() can read it without faulting. It must be aligned to its size,
+ * which keeps it inside one page.
+ *
+ * User space writes flags, head_ip, head_sp, ahu, home_ip and home_sp
+ * (normally through the vDSO's threadlet_on()/threadlet_off()). The kernel
+ * treats all of them as untrusted user values. The counters are written by
+ * the kernel (or its vDSO) only.
+ */
+struct threadlet_area {
+	__u32 flags;		/* THREADLET_ON while a threadlet runs */
+	__u32 lib_flags;	/* owned by the user library, never read by the kernel */
+	__u64 head_ip;		/* where the head resumes after a hand-off ... */
+	__u64 head_sp;		/* ... and on which stack */
+	__u64 ahu;		/* struct async_head_user whose pool serves it */
+	__u64 home_ip;		/* where this thread resumes when its pool ends */
+	__u64 home_sp;
+	__u64 nr_handoffs;	/* kernel: hand-offs of this thread's head */
+	__u64 nr_fallbacks;	/* kernel: sleeps that could not hand off */
+	__u64 nr_sync;		/* vDSO/kernel: threadlets that completed in place */
+	__u32 last_fallback;	/* kernel: enum threadlet_fallback of the last one */
+	__u32 __reserved0;
+	__u64 __reserved[6];
+} __attribute__((aligned(128)));
+
+#define THREADLET_AREA_SIZE	128
+
+/* threadlet_area.flags */
+#define THREADLET_ON		(1U << 0)
+
+/* threadlet_register() flags */
+#define THREADLET_UNREGISTER	(1U << 0)
+
+/* Why a sleeping threadlet did not hand off its head (last_fallback). */
+enum threadlet_fallback {
+	THREADLET_FB_NONE = 0,
+	THREADLET_FB_NO_SPARE,		/* no parked cache-miss thread */
+	THREADLET_FB_NO_HEAD,		/* ahu is not a registered async head */
+	THREADLET_FB_PTRACE,		/* head or spare is ptraced */
+	THREADLET_FB_RT,		/* RT/deadline scheduling policy */
+	THREADLET_FB_PI,		/* owns or waits on a PI futex/rt_mutex */
+	THREADLET_FB_COMPAT,		/* 32-bit task */
+	THREADLET_FB_SIGNALS,		/* temporary signal mask in use */
+	THREADLET_FB_CREDS,		/* head and spare differ in creds/seccomp */
+	THREADLET_FB_ARCH,		/* selector-based TLS, I/O bitmap */
+	THREADLET_FB_BAD_FRAME,		/* head_ip/head_sp not user addresses */
+	THREADLET_FB_EXITING,		/* exit, exec or a group stop under way */
+	THREADLET_FB_NR,
+};
+
+/*
+ * The async head: one completion ring and one pool of parked cache-miss
+ * threads. Registered with async_register(); its address is its name in
+ * every later call.
+ *
+ * Ring protocol. completion_ring points to ring_size_bytes / 8 __u64 slots
+ * (a power of two). kernel_ring_idx and user_ring_idx count completions
+ * since registration and never wrap back; slot = idx & (entries - 1).
+ * The kernel writes a non-zero event into an empty (zero) slot, then
+ * advances kernel_ring_idx (release). User space reads the index (acquire),
+ * reads the slot, writes zero back, then advances user_ring_idx. A completer
+ * that finds its slot still full sets ASYNC_HEAD_RING_WAITERS and waits;
+ * user space that sees the flag after consuming calls async_wait() with
+ * min_wait_events == 0 to let it go on. Events are never dropped.
+ */
+struct async_head_user {
+	__u64 kernel_ring_idx;
+	__u64 user_ring_idx;
+	__u64 completion_ring;
+	__u64 ring_size_bytes;
+	__u64 max_cachemiss_threads;
+	__u32 flags;		/* ASYNC_HEAD_* set by the kernel */
+	__u32 __reserved0;
+	__u64 __reserved[2];
+};
+
+/* async_head_user.flags */
+#define ASYNC_HEAD_RING_WAITERS	(1U << 0)
+
+/* async_register() flags */
+#define ASYNC_UNREGISTER	(1U << 0)	/* end the head, send its pool home */
+#define ASYNC_QUERY_PARKED	(1U << 1)	/* return how many threads are parked */
+
+/* Limits */
+#define ASYNC_RING_MAX_ENTRIES	(1U << 16)
+#define ASYNC_MAX_CACHEMISS	1024
+
+#endif /* _UAPI_LINUX_THREADLET_H */

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-thread threadlet area: registration, the syscall forms of
+ * threadlet_on()/threadlet_off(), and its life across fork, exec and exit.
+ *
+ * The area is pinned (FOLL_LONGTERM) for as long as it is registered, so
+ * that the scheduler hook can read and write it through the kernel mapping
+ * without faulting. Everything the kernel reads from it is a user value
+ * that user space could have passed in a syscall anyway.
+ */
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/syscalls.h>
+#include <linux/uaccess.h>
+
+#include <trace/events/threadlet.h>
+
+#include "internal.h"
+
+static void threadlet_reg_free(struct threadlet_reg *reg)
+{
+	unpin_user_page(reg->page);
+	kfree(reg);
+}
+
+static int threadlet_reg_alloc(struct threadlet_area __user *uarea)
+{
+	struct threadlet_reg *reg;
+	struct page *page;
+
+	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
+	if (!reg)
+		return -ENOMEM;
+	if (pin_user_pages_fast((unsigned long)uarea, 1,
+				FOLL_WRITE | FOLL_LONGTERM, &page) != 1) {
+		kfree(reg);
+		return -EFAULT;
+	}
+	reg->uarea = uarea;
+	reg->page = page;
+	reg->karea = page_address(page) + offset_in_page(uarea);
+	current->threadlet = reg;
+	return 0;
+}
+
+static int threadlet_unregister(struct threadlet_area __user *uarea)
+{
+	struct threadlet_reg *reg = current->threadlet;
+
+	if (!reg || reg->uarea != uarea)
+		return -EINVAL;
+	if (READ_ONCE(reg->karea->flags) & THREADLET_ON)
+		return -EBUSY;
+	current->threadlet = NULL;
+	threadlet_reg_free(reg);
+	return 0;
+}
+
+/*
+ * threadlet_register - register (or, with THREADLET_UNREGISTER, drop) the
+ * calling thread's threadlet area. One area per thread.
+ */
+SYSCALL_DEFINE3(threadlet_register, struct threadlet_area __user *, area,
+		u32, len, u32, flags)
+{
+	if (flags & ~THREADLET_UNREGISTER)
+		return -EINVAL;
+	if (flags & THREADLET_UNREGISTER)
+		return threadlet_unregister(area);
+	if (len != sizeof(struct threadlet_area))
+		return -EINVAL;
+	if (!IS_ALIGNED((unsigned long)area, THREADLET_AREA_SIZE))
+		return -EINVAL;
+	if (!access_ok(area, len))
+		return -EFAULT;
+	if (current->threadlet)
+		return -EBUSY;
+	return threadlet_reg_alloc(area);
+}
+
+/*
+ * threadlet_on - the reference (slow) path of the vDSO's threadlet_on():
+ * record where the head resumes and which async head serves it, then arm
+ * the hand-off. Fails with -EBUSY if a threadlet is already on.
+ */
+SYSCALL_DEFINE3(threadlet_on, unsigned long, head_ip, unsigned long, head_sp,
+		struct async_head_user __user *, ahu)
+{
+	struct threadlet_reg *reg = current->threadlet;
+	struct threadlet_area *a;
+
+	if (!reg)
+		return -EINVAL;
+	a = reg->karea;
+	if (READ_ONCE(a->flags) & THREADLET_ON)
+		return -EBUSY;
+	WRITE_ONCE(a->head_ip, head_ip);
+	WRITE_ONCE(a->head_sp, head_sp);
+	WRITE_ONCE(a->ahu, (unsigned long)ahu);
+	/* The hook runs in this task, after this store: program order suffices. */
+	WRITE_ONCE(a->flags, a->flags | THREADLET_ON);
+	return 0;
+}
+
+/*
+ * threadlet_off - disarm. Returns 1 if the threadlet was still on, that is,
+ * it ran to completion in place; 0 if its head was handed off, in which
+ * case the caller now runs as a cache-miss thread.
+ */
+SYSCALL_DEFINE0(threadlet_off)
+{
+	struct threadlet_reg *reg = current->threadlet;
+	struct threadlet_area *a;
+	u32 flags;
+
+	if (!reg)
+		return -EINVAL;
+	a = reg->karea;
+	flags = READ_ONCE(a->flags);
+	WRITE_ONCE(a->flags, flags & ~THREADLET_ON);
+	if (!(flags & THREADLET_ON))
+		return 0;
+	WRITE_ONCE(a->nr_sync, a->nr_sync + 1);
+	trace_threadlet_sync(current);
+	return 1;
+}
+
+void threadlet_exit(struct task_struct *tsk)
+{
+	struct threadlet_reg *reg = tsk->threadlet;
+
+	if (reg) {
+		tsk->threadlet = NULL;
+		threadlet_reg_free(reg);
+	}
+}
+
+/* The area lives in the old mm: a new program must register its own. */
+void threadlet_execve(struct task_struct *tsk)
+{
+	threadlet_exit(tsk);
+}

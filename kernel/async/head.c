@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Async heads: the completion ring and the pool that a struct
+ * async_head_user names. The registry is mm->threadlet->heads, an xarray
+ * keyed by the user address of the async_head_user (>> 3): lookups are
+ * RCU-safe, so the scheduler hook can find a head without a lock.
+ *
+ * Lifetime: the xarray holds one reference, every syscall or parked thread
+ * using the head holds one more. Unregistering (or the mm going away)
+ * erases the entry, marks the head dead and sends its parked threads home;
+ * the memory is freed after an RCU grace period once the last user leaves.
+ */
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/syscalls.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include <trace/events/threadlet.h>
+
+#include "internal.h"
+
+static unsigned long async_head_key(u64 uaddr)
+{
+	return uaddr >> 3;
+}
+
+void async_head_put(struct async_head *head)
+{
+	if (refcount_dec_and_test(&head->refs)) {
+		put_pid(head->tgid);
+		kfree_rcu(head, rcu);
+	}
+}
+
+/* Caller holds rcu_read_lock(); returns NULL or a head of this mm. */
+struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr)
+{
+	struct threadlet_mm *tm = READ_ONCE(mm->threadlet);
+
+	if (!tm || !IS_ALIGNED(uaddr, 8))
+		return NULL;
+	return xa_load(&tm->heads, async_head_key(uaddr));
+}
+
+/*
+ * The registry of @mm, allocated on first use. It lives until the mm goes,
+ * so a pointer once seen stays valid.
+ */
+static struct threadlet_mm *threadlet_mm_get(struct mm_struct *mm)
+{
+	struct threadlet_mm *tm = READ_ONCE(mm->threadlet), *old;
+
+	if (tm)
+		return tm;
+	tm = kzalloc(sizeof(*tm), GFP_KERNEL_ACCOUNT);
+	if (!tm)
+		return NULL;
+	xa_init(&tm->heads);
+	old = cmpxchg(&mm->threadlet, NULL, tm);
+	if (old) {
+		kfree(tm);
+		return old;
+	}
+	return tm;
+}
+
+/*
+ * Returns a referenced head that @ahu names and that the calling thread
+ * group registered, or NULL.
+ */
+struct async_head *async_head_get(struct async_head_user __user *ahu)
+{
+	struct async_head *head;
+
+	rcu_read_lock();
+	head = async_head_lookup_rcu(current->mm, (unsigned long)ahu);
+	if (head && (head->tgid != task_tgid(current) ||
+		     !refcount_inc_not_zero(&head->refs)))
+		head = NULL;
+	rcu_read_unlock();
+	return head;
+}
+
+/* Marks @head dead and sends every parked thread home. */
+static void async_head_kill(struct async_head *head)
+{
+	struct async_parker *p, *tmp;
+
+	raw_spin_lock(&head->lock);
+	head->dead = true;
+	list_for_each_entry_safe(p, tmp, &head->parked, node) {
+		list_del_init(&p->node);
+		head->nr_parked--;
+		smp_store_release(&p->state, ASYNC_SHUTDOWN);
+		wake_up_process(p->task);
+	}
+	raw_spin_unlock(&head->lock);
+	wake_up_all(&head->wait);
+}
+
+static int async_unregister(struct async_head_user __user *ahu)
+{
+	struct threadlet_mm *tm = READ_ONCE(current->mm->threadlet);
+	unsigned long key = async_head_key((unsigned long)ahu);
+	struct async_head *head;
+
+	if (!tm)
+		return -EINVAL;
+	xa_lock(&tm->heads);
+	head = xa_load(&tm->heads, key);
+	if (!head || head->tgid != task_tgid(current)) {
+		xa_unlock(&tm->heads);
+		return -EINVAL;
+	}
+	__xa_erase(&tm->heads, key);
+	xa_unlock(&tm->heads);
+
+	async_head_kill(head);
+	async_head_put(head);
+	return 0;
+}
+
+static struct async_head *async_head_alloc(struct async_head_user *k,
+					   unsigned long uaddr)
+{
+	u64 entries = k->ring_size_bytes / sizeof(u64);
+	struct async_head *head;
+
+	if (k->ring_size_bytes % sizeof(u64) || !entries ||
+	    entries > ASYNC_RING_MAX_ENTRIES || !is_power_of_2(entries))
+		return ERR_PTR(-EINVAL);
+	if (!k->max_cachemiss_threads ||
+	    k->max_cachemiss_threads > ASYNC_MAX_CACHEMISS)
+		return ERR_PTR(-EINVAL);
+	if (!IS_ALIGNED(k->completion_ring, sizeof(u64)))
+		return ERR_PTR(-EINVAL);
+	if (!access_ok(u64_to_user_ptr(k->completion_ring), k->ring_size_bytes))
+		return ERR_PTR(-EFAULT);
+
+	head = kzalloc(sizeof(*head), GFP_KERNEL_ACCOUNT);
+	if (!head)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&head->refs, 1);
+	head->uaddr = uaddr;
+	head->tgid = get_pid(task_tgid(current));
+	head->ring = u64_to_user_ptr(k->completion_ring);
+	head->ring_mask = entries - 1;
+	head->max_threads = k->max_cachemiss_threads;
+	raw_spin_lock_init(&head->lock);
+	INIT_LIST_HEAD(&head->parked);
+	mutex_init(&head->post_lock);
+	init_waitqueue_head(&head->wait);
+	return head;
+}
+
+static long async_query_parked(struct async_head_user __user *ahu)
+{
+	struct async_head *head = async_head_get(ahu);
+	long ret;
+
+	if (!head)
+		return -EINVAL;
+	ret = READ_ONCE(head->nr_parked);
+	async_head_put(head);
+	return ret;
+}
+
+/*
+ * async_register - register @ahu as an async head: its completion ring and
+ * its pool of cache-miss threads. With ASYNC_UNREGISTER, end it: parked
+ * threads return home, later async_thread() calls on it fail with -EINVAL.
+ * With ASYNC_QUERY_PARKED, return the number of parked threads.
+ */
+SYSCALL_DEFINE3(async_register, struct async_head_user __user *, ahu,
+		u32, len, u32, flags)
+{
+	struct async_head_user k;
+	struct async_head *head;
+	struct threadlet_mm *tm;
+	int ret;
+
+	if (flags & ~(ASYNC_UNREGISTER | ASYNC_QUERY_PARKED) ||
+	    hweight32(flags) > 1)
+		return -EINVAL;
+	if (!IS_ALIGNED((unsigned long)ahu, 8))
+		return -EINVAL;
+	if (flags & ASYNC_UNREGISTER)
+		return async_unregister(ahu);
+	if (flags & ASYNC_QUERY_PARKED)
+		return async_query_parked(ahu);
+	if (len != sizeof(k))
+		return -EINVAL;
+	if (copy_from_user(&k, ahu, sizeof(k)))
+		return -EFAULT;
+
+	head = async_head_alloc(&k, (unsigned long)ahu);
+	if (IS_ERR(head))
+		return PTR_ERR(head);
+	if (put_user(0, &ahu->kernel_ring_idx) || put_user(0, &ahu->flags)) {
+		ret = -EFAULT;
+		goto fail;
+	}
+	tm = threadlet_mm_get(current->mm);
+	ret = tm ? xa_insert(&tm->heads, async_head_key((unsigned long)ahu),
+			     head, GFP_KERNEL_ACCOUNT) : -ENOMEM;
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	async_head_put(head);
+	return ret;
+}
+
+/* Waits until the ring slot for the next completion is empty. */
+static int async_wait_for_slot(struct async_head *head,
+			       struct async_head_user __user *ahu, u64 __user *slot)
+{
+	unsigned long gen;
+	u64 cur;
+
+	for (;;) {
+		if (get_user(cur, slot))
+			return -EFAULT;
+		if (!cur)
+			return 0;
+		if (READ_ONCE(head->dead))
+			return -EINVAL;
+		gen = READ_ONCE(head->space_gen);
+		if (put_user(ASYNC_HEAD_RING_WAITERS, &ahu->flags))
+			return -EFAULT;
+		/*
+		 * async_wait() bumps space_gen; the timeout covers a consumer
+		 * that frees slots without calling it.
+		 */
+		if (wait_event_killable_timeout(head->wait,
+						READ_ONCE(head->space_gen) != gen ||
+						READ_ONCE(head->dead),
+						HZ / 10) < 0)
+			return -EINTR;
+	}
+}
+
+/*
+ * async_post - append @event to @head's completion ring. Runs in process
+ * context in the completing thread; may fault and may wait for space.
+ * post_lock orders completers, so each event takes exactly one slot.
+ */
+int async_post(struct async_head *head, struct async_head_user __user *ahu,
+	       u64 event)
+{
+	u64 __user *slot;
+	int ret;
+
+	if (mutex_lock_killable(&head->post_lock))
+		return -EINTR;
+	slot = head->ring + (head->kidx & head->ring_mask);
+	ret = async_wait_for_slot(head, ahu, slot);
+	if (!ret && put_user(event, slot))
+		ret = -EFAULT;
+	if (!ret) {
+		/* The slot must be visible before the index that publishes it. */
+		smp_wmb();
+		if (put_user(head->kidx + 1, &ahu->kernel_ring_idx))
+			ret = -EFAULT;
+	}
+	if (!ret) {
+		WRITE_ONCE(head->kidx, head->kidx + 1);
+		trace_threadlet_post(current, event, head->kidx);
+	}
+	mutex_unlock(&head->post_lock);
+	if (!ret)
+		wake_up_all(&head->wait);
+	return ret;
+}
+
+/*
+ * async_wait - sleep until at least @min_wait_events completions are past
+ * @user_ring_idx. Also lets completers waiting for ring space go on.
+ * Returns the number of completions past @user_ring_idx, -EINTR on a
+ * signal, -EINVAL for an unknown head or a @min_wait_events larger than
+ * the ring.
+ */
+SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,
+		unsigned long, user_ring_idx,
+		struct async_head_user __user *, ahu)
+{
+	struct async_head *head = async_head_get(ahu);
+	long ret;
+
+	if (!head)
+		return -EINVAL;
+	ret = -EINVAL;
+	if (min_wait_events > (unsigned long)head->ring_mask + 1 ||
+	    user_ring_idx > READ_ONCE(head->kidx))
+		goto out;
+
+	WRITE_ONCE(head->space_gen, head->space_gen + 1);
+	wake_up_all(&head->wait);
+	ret = wait_event_interruptible(head->wait,
+		READ_ONCE(head->kidx) - user_ring_idx >= min_wait_events ||
+		READ_ONCE(head->dead));
+	if (ret) {
+		ret = -EINTR;
+		goto out;
+	}
+	ret = READ_ONCE(head->dead) ? -EINVAL :
+	      (long)(READ_ONCE(head->kidx) - user_ring_idx);
+out:
+	async_head_put(head);
+	return ret;
+}
+
+/* A new or duplicated mm has no async heads: a fork child starts clean. */
+void threadlet_mm_init(struct mm_struct *mm)
+{
+	mm->threadlet = NULL;
+}
+
+/* Last user of @mm is gone: no thread can be parked on any head. */
+void threadlet_mm_exit(struct mm_struct *mm)
+{
+	struct threadlet_mm *tm = mm->threadlet;
+	struct async_head *head;
+	unsigned long key;
+
+	if (!tm)
+		return;
+	xa_for_each(&tm->heads, key, head) {
+		xa_erase(&tm->heads, key);
+		async_head_kill(head);
+		async_head_put(head);
+	}
+	xa_destroy(&tm->heads);
+	mm->threadlet = NULL;
+	kfree(tm);
+}

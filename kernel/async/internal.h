@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _KERNEL_ASYNC_INTERNAL_H
+#define _KERNEL_ASYNC_INTERNAL_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/threadlet.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+#include <uapi/linux/threadlet.h>
+#include <asm/threadlet.h>
+
+/*
+ * A registered threadlet area. It belongs to a user-visible identity, not
+ * to a kernel task: a hand-off moves it with the TID and the TLS base.
+ * task->threadlet is written only by the task itself, or, for a parked
+ * cache-miss thread, by the task that claimed it (see struct async_parker).
+ */
+struct threadlet_reg {
+	struct threadlet_area __user	*uarea;
+	struct threadlet_area		*karea;	/* kernel view of the pinned page */
+	struct page			*page;
+};
+
+/* Per-mm registry of async heads, allocated at the first registration. */
+struct threadlet_mm {
+	struct xarray			heads;
+};
+
+/*
+ * Kernel side of a struct async_head_user, found in mm->threadlet_heads by
+ * its user address. The ring geometry is copied at registration and never
+ * re-read from user memory.
+ */
+struct async_head {
+	refcount_t			refs;	/* the xarray's, plus one per user */
+	unsigned long			uaddr;
+	struct pid			*tgid;	/* thread group that registered it */
+	u64 __user			*ring;
+	u32				ring_mask;
+	u32				max_threads;
+
+	raw_spinlock_t			lock;	/* parked, nr_parked, dead */
+	struct list_head		parked;
+	u32				nr_parked;
+	bool				dead;
+
+	struct mutex			post_lock;	/* kidx and ring slots */
+	u64				kidx;		/* completions posted */
+	unsigned long			space_gen;	/* bumped by async_wait() */
+	wait_queue_head_t		wait;	/* waiters and ring-full posters */
+	struct rcu_head			rcu;
+};
+
+/*
+ * A parked cache-miss thread. Lives on that thread's kernel stack while it
+ * sleeps in async_thread(). Whoever removes it from head->parked (under
+ * head->lock) owns it: the parked thread itself, async_unregister(), or a
+ * sleeping head that claims it for a hand-off. In the last case the parked
+ * thread does not touch its own identity until state says HANDOFF.
+ */
+enum async_park_state {
+	ASYNC_PARKED,
+	ASYNC_CLAIMED,		/* a head is moving its identity here */
+	ASYNC_HANDOFF,		/* return to user space as the head */
+	ASYNC_SHUTDOWN,		/* the head was unregistered: go home */
+	ASYNC_ABORTED,		/* hand-off abandoned: the group is exiting */
+};
+
+struct async_parker {
+	struct list_head		node;
+	struct task_struct		*task;
+	int				state;
+	/* Filled by the claiming head before state becomes HANDOFF. */
+	unsigned long			head_ip;
+	unsigned long			head_sp;
+	struct threadlet_tls		tls;
+};
+
+/* head.c */
+struct async_head *async_head_get(struct async_head_user __user *ahu);
+struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr);
+void async_head_put(struct async_head *head);
+int async_post(struct async_head *head, struct async_head_user __user *ahu,
+	       u64 event);
+
+/* identity.c */
+int threadlet_check_identity(struct task_struct *head,
+			     struct task_struct *spare);
+int threadlet_swap_identity(struct task_struct *head,
+			    struct task_struct *spare);
+
+#endif /* _KERNEL_ASYNC_INTERNAL_H */

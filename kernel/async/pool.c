@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cache-miss threads and the hand-off.
+ *
+ * A cache-miss thread is an ordinary thread of the process (libthreadlet
+ * creates it with pthread_create()) that parks itself in async_thread().
+ * When a thread with THREADLET_ON set is about to sleep, schedule() calls
+ * __threadlet_sleeping(), which claims a parked thread of the threadlet's
+ * async head, swaps the two threads' user-visible identities (TID, group
+ * leadership, signal state, robust list, rseq, TLS base, threadlet area)
+ * and wakes it. The woken thread returns to user space at the head's resume
+ * point, as the head; the sleeping task sleeps on and, when it wakes,
+ * finishes the threadlet function as the cache-miss thread.
+ *
+ * The hook runs in the sleeping task's own context with its state already
+ * set: it allocates nothing, takes only spinning locks and never sleeps.
+ * Anything it cannot do safely makes it fall back to sleeping in place,
+ * counted in the area and traced.
+ */
+#include <linux/ptrace.h>
+#include <linux/sched/rt.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
+#include <linux/syscalls.h>
+#include <linux/uaccess.h>
+
+#include <trace/events/threadlet.h>
+
+#include "internal.h"
+
+static bool threadlet_frame_ok(unsigned long ip, unsigned long sp)
+{
+	return ip && sp && ip < TASK_SIZE_MAX && sp < TASK_SIZE_MAX;
+}
+
+/* Why @tsk, about to sleep with a threadlet on, must sleep in place. */
+static int threadlet_check_head(struct task_struct *tsk)
+{
+	unsigned int state = READ_ONCE(tsk->__state);
+
+	if (!(state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE)) ||
+	    (state & (__TASK_STOPPED | __TASK_TRACED)) ||
+	    (tsk->flags & PF_EXITING) || tsk->in_execve ||
+	    fatal_signal_pending(tsk) ||
+	    (tsk->signal->flags & SIGNAL_GROUP_EXIT) ||
+	    tsk->signal->group_exec_task)
+		return THREADLET_FB_EXITING;
+	if (tsk->ptrace || !list_empty(&tsk->ptraced))
+		return THREADLET_FB_PTRACE;
+	if (task_is_realtime(tsk))
+		return THREADLET_FB_RT;
+	if (!list_empty(&tsk->pi_state_list) || tsk->pi_blocked_on)
+		return THREADLET_FB_PI;
+	if (test_tsk_restore_sigmask(tsk) ||
+	    !sigisemptyset(&tsk->real_blocked))
+		return THREADLET_FB_SIGNALS;
+	return 0;
+}
+
+/* Takes the first parked thread of @head; NULL if there is none. */
+static struct async_parker *async_claim(struct async_head *head)
+{
+	struct async_parker *p = NULL;
+
+	raw_spin_lock(&head->lock);
+	if (!head->dead && !list_empty(&head->parked)) {
+		p = list_first_entry(&head->parked, struct async_parker, node);
+		list_del_init(&p->node);
+		head->nr_parked--;
+		WRITE_ONCE(p->state, ASYNC_CLAIMED);
+	}
+	raw_spin_unlock(&head->lock);
+	return p;
+}
+
+/* Gives a claimed thread back, or lets it go if its head died meanwhile. */
+static void async_unclaim(struct async_head *head, struct async_parker *p,
+			  int state)
+{
+	raw_spin_lock(&head->lock);
+	if (state == ASYNC_PARKED && !head->dead) {
+		list_add(&p->node, &head->parked);
+		head->nr_parked++;
+		WRITE_ONCE(p->state, ASYNC_PARKED);
+	} else {
+		smp_store_release(&p->state, state == ASYNC_PARKED ?
+				  ASYNC_SHUTDOWN : state);
+		wake_up_process(p->task);
+	}
+	raw_spin_unlock(&head->lock);
+}
+
+/*
+ * Hands @tsk's head context to a parked thread of the threadlet's head.
+ * Returns 0 on success or the THREADLET_FB_* reason for sleeping in place.
+ */
+static int threadlet_handoff(struct task_struct *tsk, struct threadlet_area *a)
+{
+	unsigned long ip = READ_ONCE(a->head_ip), sp = READ_ONCE(a->head_sp);
+	struct async_head *head;
+	struct async_parker *p;
+	struct task_struct *spare;
+	int ret;
+
+	ret = threadlet_check_head(tsk);
+	if (ret)
+		return ret;
+	if (!threadlet_frame_ok(ip, sp))
+		return THREADLET_FB_BAD_FRAME;
+
+	rcu_read_lock();
+	head = async_head_lookup_rcu(tsk->mm, READ_ONCE(a->ahu));
+	if (!head || head->tgid != task_tgid(tsk)) {
+		rcu_read_unlock();
+		return THREADLET_FB_NO_HEAD;
+	}
+	p = async_claim(head);
+	if (!p) {
+		rcu_read_unlock();
+		return THREADLET_FB_NO_SPARE;
+	}
+	spare = p->task;
+
+	ret = arch_threadlet_check(tsk, spare);
+	if (!ret)
+		ret = threadlet_check_identity(tsk, spare);
+	if (ret) {
+		async_unclaim(head, p, ASYNC_PARKED);
+		rcu_read_unlock();
+		return ret;
+	}
+	ret = threadlet_swap_identity(tsk, spare);
+	if (ret) {
+		async_unclaim(head, p, ASYNC_ABORTED);
+		rcu_read_unlock();
+		return ret;
+	}
+	rcu_read_unlock();
+
+	/* The head's area moved to @spare; it is off, as it was handed off. */
+	WRITE_ONCE(a->flags, a->flags & ~THREADLET_ON);
+	WRITE_ONCE(a->nr_handoffs, a->nr_handoffs + 1);
+	p->head_ip = ip;
+	p->head_sp = sp;
+	arch_threadlet_swap_tls(tsk, spare, &p->tls);
+	trace_threadlet_handoff(tsk, spare);
+	smp_store_release(&p->state, ASYNC_HANDOFF);
+	wake_up_process(spare);
+	return 0;
+}
+
+void __threadlet_sleeping(struct task_struct *tsk)
+{
+	struct threadlet_area *a = tsk->threadlet->karea;
+	int reason;
+
+	if (!(READ_ONCE(a->flags) & THREADLET_ON))
+		return;
+	reason = threadlet_handoff(tsk, a);
+	if (!reason)
+		return;
+	/* @a is still this task's area: only a successful hand-off moves it. */
+	WRITE_ONCE(a->nr_fallbacks, a->nr_fallbacks + 1);
+	WRITE_ONCE(a->last_fallback, reason);
+	trace_threadlet_fallback(tsk, reason);
+}
+
+/* Sets up the return to user space at this identity's home frame. */
+static long async_go_home(long ret)
+{
+	struct threadlet_area *a = current->threadlet->karea;
+	unsigned long ip = READ_ONCE(a->home_ip), sp = READ_ONCE(a->home_sp);
+	struct pt_regs *regs = task_pt_regs(current);
+
+	if (threadlet_frame_ok(ip, sp)) {
+		regs->ip = ip;
+		regs->sp = sp;
+	}
+	return ret;
+}
+
+/*
+ * Parks the caller on @head until a sleeping threadlet claims it, @head is
+ * unregistered, or a signal arrives. The parker lives on this stack, so
+ * the caller must not leave before whoever took it off the list is done
+ * with it: that is what ASYNC_CLAIMED waits for.
+ */
+static long async_park(struct async_head *head)
+{
+	struct async_parker p = { .task = current, .state = ASYNC_PARKED };
+	int state;
+
+	raw_spin_lock(&head->lock);
+	if (head->dead || head->nr_parked >= head->max_threads) {
+		raw_spin_unlock(&head->lock);
+		return head->dead ? async_go_home(0) : -EBUSY;
+	}
+	list_add(&p.node, &head->parked);
+	head->nr_parked++;
+	raw_spin_unlock(&head->lock);
+	trace_threadlet_park(current, head->nr_parked);
+
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		state = smp_load_acquire(&p.state);
+		if (state != ASYNC_PARKED && state != ASYNC_CLAIMED)
+			break;
+		if (state == ASYNC_PARKED && signal_pending(current)) {
+			raw_spin_lock(&head->lock);
+			if (READ_ONCE(p.state) == ASYNC_PARKED) {
+				list_del_init(&p.node);
+				head->nr_parked--;
+				p.state = ASYNC_ABORTED;
+			}
+			raw_spin_unlock(&head->lock);
+			continue;
+		}
+		if (state == ASYNC_CLAIMED && signal_pending(current))
+			cpu_relax();	/* the claimer holds only spinlocks */
+		else
+			schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+
+	switch (state) {
+	case ASYNC_HANDOFF:
+		/* This thread is the head now: its signal state came with it. */
+		spin_lock_irq(&current->sighand->siglock);
+		recalc_sigpending();
+		spin_unlock_irq(&current->sighand->siglock);
+		arch_threadlet_resume(task_pt_regs(current), p.head_ip,
+				      p.head_sp, &p.tls);
+		trace_threadlet_resume(current);
+		return 0;
+	case ASYNC_SHUTDOWN:
+		return async_go_home(0);
+	default:
+		return async_go_home(-EINTR);
+	}
+}
+
+/*
+ * async_thread - post @event (if not NULL) into @ahu's completion ring,
+ * then park the caller as a cache-miss thread of @ahu.
+ *
+ * Returns 0 at the head's resume point when a sleeping threadlet hands its
+ * head to this thread. Returns at the caller's home frame (the area's
+ * home_ip/home_sp) with 0 when @ahu is unregistered and with -EINTR when a
+ * signal ends the wait: once an event is posted, the stack the call came
+ * from may already be gone. Errors before parking return normally.
+ */
+SYSCALL_DEFINE2(async_thread, void __user *, event,
+		struct async_head_user __user *, ahu)
+{
+	struct threadlet_reg *reg = current->threadlet;
+	struct async_head *head;
+	struct threadlet_area *a;
+	long ret;
+
+	if (!reg)
+		return -EINVAL;
+	a = reg->karea;
+	if (READ_ONCE(a->flags) & THREADLET_ON)
+		return -EBUSY;
+	if (!threadlet_frame_ok(READ_ONCE(a->home_ip), READ_ONCE(a->home_sp)))
+		return -EINVAL;
+	head = async_head_get(ahu);
+	if (!head)
+		return -EINVAL;
+	if (event) {
+		ret = async_post(head, ahu, (unsigned long)event);
+		if (ret)
+			goto out;
+	}
+	ret = async_park(head);
+out:
+	async_head_put(head);
+	return ret;
+}
