@@ -53,11 +53,19 @@ kernel: prepare $(KOBJ)/.config
 	@echo "  KERNEL  $$(cat $(KOBJ)/include/config/kernel.release)"
 
 # --- user space ---------------------------------------------------------------
-$(TBIN)/%: tests/guest/%.c tests/guest/tl_test.h | deps
-	@mkdir -p $(TBIN)
-	$(CC) $(CFLAGS) -static -o $@ $<
+LIBTL    := $(B)/user/libthreadlet.a
+TCFLAGS  := $(CFLAGS) -Iuser/include -Iinclude/uapi
 
-tests: $(GUEST_TESTS)
+user: deps
+	@$(MAKE) -s -C user O=$(B)/user
+
+$(LIBTL): user
+
+$(TBIN)/%: tests/guest/%.c tests/guest/tl_test.h $(LIBTL) | deps
+	@mkdir -p $(TBIN)
+	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
+
+tests: user $(GUEST_TESTS)
 
 # --- guest image --------------------------------------------------------------
 image: deps tests

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
+/*
+ * libthreadlet: run a function synchronously, and move the caller on to a
+ * parked cache-miss thread only if the function blocks in the kernel.
+ *
+ *	long fn(void *data)
+ *	{
+ *		... anything, including blocking system calls ...
+ *		return complete_threadlet_fn(event, ahu);
+ *	}
+ *
+ *	ret = threadlet_exec(fn, data, stack_top, ahu);
+ *	  1: fn ran to completion in this thread, nothing is posted;
+ *	  0: fn blocked; this thread (same TID, TLS, signal mask) goes on, and
+ *	     event arrives in ahu's completion ring when fn finishes;
+ *	 <0: -errno, fn did not run.
+ *
+ * All calls return -errno on failure unless noted. See README.md for the
+ * rules a threadlet function must follow.
+ */
+#ifndef THREADLET_H
+#define THREADLET_H
+
+#include <stddef.h>
+#include <linux/threadlet.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* System call numbers (x86-64). */
+#define __NR_threadlet_register	451
+#define __NR_threadlet_on	452
+#define __NR_threadlet_off	453
+#define __NR_async_register	454
+#define __NR_async_thread	455
+#define __NR_async_wait		456
+
+/* Set up @ahu: a ring of @ring_entries (a power of two) completions and a
+ * pool of @max_cachemiss_threads parked threads. */
+int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
+		    unsigned int max_cachemiss_threads);
+/* Wake and join the pool (waits for threadlets still running), free the ring. */
+void async_head_exit(struct async_head_user *ahu);
+/* Next completion or NULL; advances user_ring_idx. */
+void *async_ring_pop(struct async_head_user *ahu);
+/* Sleep until @min_wait_events completions are past @user_ring_idx.
+ * Returns how many are, -EINTR on a signal. */
+long async_wait(unsigned long min_wait_events, unsigned long user_ring_idx,
+		struct async_head_user *ahu);
+
+/* A stack for threadlets: returns its top, with a guard page below; 0 on failure. */
+unsigned long threadlet_stack_alloc(size_t size);
+void threadlet_stack_free(unsigned long stack_top);
+
+long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
+		    struct async_head_user *ahu);
+long complete_threadlet_fn(void *event, struct async_head_user *ahu);
+
+/* Introspection, for tests and tools. */
+struct threadlet_stats {
+	unsigned long long nr_sync;		/* ran to completion in place */
+	unsigned long long nr_handoffs;		/* went async */
+	unsigned long long nr_fallbacks;	/* slept in place */
+	unsigned int last_fallback;		/* enum threadlet_fallback */
+};
+/* Counters of the calling thread's threadlet area (its identity). */
+void threadlet_stats(struct threadlet_stats *st);
+/* Number of threads parked on @ahu right now, or -errno. */
+long async_head_parked(struct async_head_user *ahu);
+/* 1 if threadlet_on/off go through the vDSO, 0 if through system calls. */
+int threadlet_uses_vdso(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* THREADLET_H */

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libthreadlet: threadlets on top of the kernel's threadlet area, async
+ * heads and vDSO threadlet_on()/threadlet_off().
+ *
+ * Per-thread state lives in the thread's TLS, and so does its threadlet
+ * area. A hand-off moves the TLS base with the identity, so "this thread's
+ * area" always means the area the kernel has registered for the current
+ * task: no state of the library is tied to a kernel task.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* The head frame that switch_x86_64.asm builds; see the comment there. */
+struct tl_head_frame {
+	uint32_t mxcsr;
+	uint16_t fcw;
+	uint16_t pad0;
+	uint64_t pad1[2];
+	uint64_t r15, r14, r13, r12, rbx, rbp;
+	uint64_t ret;
+};
+_Static_assert(offsetof(struct tl_head_frame, mxcsr) == 0, "FRAME_MXCSR");
+_Static_assert(offsetof(struct tl_head_frame, fcw) == 4, "FRAME_FCW");
+_Static_assert(offsetof(struct tl_head_frame, r15) == 24, "FRAME_R15");
+_Static_assert(offsetof(struct tl_head_frame, ret) == 72, "FRAME_SIZE");
+_Static_assert(offsetof(struct tl_run, on) == 0, "RUN_ON");
+_Static_assert(offsetof(struct tl_run, area) == 8, "RUN_AREA");
+_Static_assert(offsetof(struct tl_run, ahu) == 16, "RUN_AHU");
+_Static_assert(offsetof(struct threadlet_area, home_ip) == 32, "AREA_HOME_IP");
+_Static_assert(offsetof(struct threadlet_area, home_sp) == 40, "AREA_HOME_SP");
+_Static_assert(sizeof(struct threadlet_area) == THREADLET_AREA_SIZE, "area");
+_Static_assert(__NR_async_thread == 455, "NR_ASYNC_THREAD");
+
+static __thread struct threadlet_area tl_area
+	__attribute__((aligned(THREADLET_AREA_SIZE)));
+static __thread int tl_registered;
+
+static tl_on_fn tl_on;
+static tl_off_fn tl_off;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+static long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
+			  unsigned long sp, void *ahu)
+{
+	(void)area;
+	return syscall(__NR_threadlet_on, ip, sp, ahu) ? -errno : 0;
+}
+
+static long tl_syscall_off(struct threadlet_area *area)
+{
+	(void)area;
+	return syscall(__NR_threadlet_off);
+}
+
+static void tl_init(void)
+{
+	const char *force = getenv("THREADLET_FORCE_SYSCALL");
+	struct threadlet_area scratch = { 0 };
+
+	if (!force || strcmp(force, "1")) {
+		tl_on = (tl_on_fn)tl_vdso_sym("__vdso_threadlet_on");
+		tl_off = (tl_off_fn)tl_vdso_sym("__vdso_threadlet_off");
+	}
+	if (!tl_on || !tl_off) {
+		tl_on = tl_syscall_on;
+		tl_off = tl_syscall_off;
+		return;
+	}
+	/*
+	 * Touch the vDSO text now, so that a threadlet never takes (and
+	 * sleeps in) the fault that first maps it.
+	 */
+	tl_off(&scratch);
+}
+
+int threadlet_uses_vdso(void)
+{
+	pthread_once(&tl_once, tl_init);
+	return tl_on != tl_syscall_on;
+}
+
+/* Registers the calling thread's area on first use. */
+static int tl_register(void)
+{
+	pthread_once(&tl_once, tl_init);
+	if (tl_registered)
+		return 0;
+	if (syscall(__NR_threadlet_register, &tl_area, sizeof(tl_area), 0))
+		return -errno;
+	tl_registered = 1;
+	return 0;
+}
+
+static void tl_unregister(void)
+{
+	if (tl_registered &&
+	    !syscall(__NR_threadlet_register, &tl_area, sizeof(tl_area),
+		     THREADLET_UNREGISTER))
+		tl_registered = 0;
+}
+
+void threadlet_stats(struct threadlet_stats *st)
+{
+	st->nr_sync = tl_area.nr_sync;
+	st->nr_handoffs = tl_area.nr_handoffs;
+	st->nr_fallbacks = tl_area.nr_fallbacks;
+	st->last_fallback = tl_area.last_fallback;
+}
+
+/* ---- stacks ---------------------------------------------------------- */
+
+#define TL_STACK_MAGIC	0x74687264736b6c74ULL	/* "tlksdrht" */
+
+/* The 16 bytes at the returned top hold the magic and the mapping size. */
+struct tl_stack_tag {
+	uint64_t magic;
+	uint64_t map_size;
+};
+
+unsigned long threadlet_stack_alloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), map_size;
+	struct tl_stack_tag *tag;
+	char *base;
+
+	if (!size || size > (1UL << 30))
+		return 0;
+	map_size = ((size + sizeof(*tag) + page - 1) & ~(page - 1)) + page;
+	base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (base == MAP_FAILED)
+		return 0;
+	if (mprotect(base, page, PROT_NONE)) {	/* the guard page */
+		munmap(base, map_size);
+		return 0;
+	}
+	tag = (struct tl_stack_tag *)(base + map_size) - 1;
+	tag->magic = TL_STACK_MAGIC;
+	tag->map_size = map_size;
+	return (unsigned long)tag;
+}
+
+void threadlet_stack_free(unsigned long stack_top)
+{
+	struct tl_stack_tag *tag = (struct tl_stack_tag *)stack_top;
+
+	if (!stack_top || (stack_top & 15) || tag->magic != TL_STACK_MAGIC)
+		return;
+	tag->magic = 0;
+	munmap((char *)(tag + 1) - tag->map_size, tag->map_size);
+}
+
+/* ---- running threadlets ---------------------------------------------- */
+
+long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
+		    struct async_head_user *ahu)
+{
+	struct tl_run run;
+	int ret;
+
+	if (!fn || !ahu || !stack_top || (stack_top & 15))
+		return -EINVAL;
+	ret = tl_register();
+	if (ret)
+		return ret;
+	/* Nesting: a threadlet (or a cache-miss thread) cannot start one. */
+	if ((tl_area.flags & THREADLET_ON) || (tl_area.lib_flags & TL_LIB_CACHEMISS))
+		return -EBUSY;
+	run.on = tl_on;
+	run.area = &tl_area;
+	run.ahu = ahu;
+	return tl_switch_run(fn, data, stack_top, &run);
+}
+
+/* Parks a cache-miss thread for good; returns only by going home. */
+static void __attribute__((noreturn))
+tl_cachemiss_done(void *event, struct async_head_user *ahu)
+{
+	long ret = syscall(__NR_async_thread, event, ahu);
+
+	/*
+	 * Only an error before parking comes back here: the head is gone or
+	 * the ring is bad. The event is lost; the thread goes home to end.
+	 */
+	tl_go_home(&tl_area, ret ? -errno : 0);
+}
+
+long complete_threadlet_fn(void *event, struct async_head_user *ahu)
+{
+	if (tl_off(&tl_area) == 1)
+		return 1;		/* ran in place: nothing to post */
+	if (tl_area.lib_flags & TL_LIB_CACHEMISS)
+		tl_cachemiss_done(event, ahu);
+	return -EINVAL;			/* not inside a threadlet */
+}
+
+/* fn returned on the threadlet stack; see switch_x86_64.asm. */
+void tl_fn_returned(long ret, void *data, struct async_head_user *ahu)
+{
+	(void)ret;
+	if (tl_area.lib_flags & TL_LIB_CACHEMISS)
+		tl_cachemiss_done(data, ahu);	/* went async, did not complete */
+	if (tl_area.flags & THREADLET_ON)
+		tl_off(&tl_area);
+}
+
+/* ---- async heads and their pools ------------------------------------- */
+
+struct tl_pool {
+	struct tl_pool *next;
+	struct async_head_user *ahu;
+	unsigned int nr_threads;
+	pthread_t threads[];
+};
+
+static pthread_mutex_t tl_pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tl_pool *tl_pools;
+
+/*
+ * A pool thread: registers its area, marks its identity as a cache-miss
+ * thread and parks. It comes back to tl_park_home() only when the pool
+ * ends (0), on a signal (-EINTR: park again) or on an error.
+ */
+static void *tl_pool_main(void *arg)
+{
+	struct async_head_user *ahu = arg;
+	sigset_t all;
+	long ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (tl_register())
+		return NULL;
+	tl_area.lib_flags |= TL_LIB_CACHEMISS;
+	do
+		ret = tl_park_home(&tl_area, ahu);
+	while (ret == -EINTR);
+	tl_area.lib_flags &= ~TL_LIB_CACHEMISS;
+	tl_unregister();
+	return NULL;
+}
+
+long async_head_parked(struct async_head_user *ahu)
+{
+	long ret = syscall(__NR_async_register, ahu, sizeof(*ahu),
+			   ASYNC_QUERY_PARKED);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* Waits (up to about 10 s) until @n pool threads are parked. */
+static int tl_pool_wait_parked(struct async_head_user *ahu, unsigned int n)
+{
+	struct timespec ts = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		long parked = async_head_parked(ahu);
+
+		if (parked < 0)
+			return (int)parked;
+		if ((unsigned long)parked >= n)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
+		    unsigned int max_cachemiss_threads)
+{
+	struct tl_pool *pool;
+	uint64_t *ring;
+	unsigned int i;
+	int ret;
+
+	if (!ahu || !ring_entries || (ring_entries & (ring_entries - 1)) ||
+	    ring_entries > ASYNC_RING_MAX_ENTRIES || !max_cachemiss_threads ||
+	    max_cachemiss_threads > ASYNC_MAX_CACHEMISS)
+		return -EINVAL;
+	pool = calloc(1, sizeof(*pool) +
+		      max_cachemiss_threads * sizeof(pthread_t));
+	ring = calloc(ring_entries, sizeof(*ring));
+	if (!pool || !ring) {
+		free(pool);
+		free(ring);
+		return -ENOMEM;
+	}
+	memset(ahu, 0, sizeof(*ahu));
+	ahu->completion_ring = (uintptr_t)ring;
+	ahu->ring_size_bytes = ring_entries * sizeof(*ring);
+	ahu->max_cachemiss_threads = max_cachemiss_threads;
+	if (syscall(__NR_async_register, ahu, sizeof(*ahu), 0)) {
+		ret = -errno;
+		goto fail;
+	}
+	pool->ahu = ahu;
+	for (i = 0; i < max_cachemiss_threads; i++) {
+		ret = -pthread_create(&pool->threads[i], NULL, tl_pool_main, ahu);
+		if (ret)
+			break;
+		pool->nr_threads++;
+	}
+	if (!ret)
+		ret = tl_pool_wait_parked(ahu, pool->nr_threads);
+	if (ret) {
+		syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_UNREGISTER);
+		for (i = 0; i < pool->nr_threads; i++)
+			pthread_join(pool->threads[i], NULL);
+		goto fail;
+	}
+	pthread_mutex_lock(&tl_pools_lock);
+	pool->next = tl_pools;
+	tl_pools = pool;
+	pthread_mutex_unlock(&tl_pools_lock);
+	return 0;
+fail:
+	free(pool);
+	free(ring);
+	ahu->completion_ring = 0;
+	return ret;
+}
+
+void async_head_exit(struct async_head_user *ahu)
+{
+	struct tl_pool **pp, *pool = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&tl_pools_lock);
+	for (pp = &tl_pools; *pp; pp = &(*pp)->next) {
+		if ((*pp)->ahu == ahu) {
+			pool = *pp;
+			*pp = pool->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tl_pools_lock);
+	if (!pool)
+		return;
+	syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_UNREGISTER);
+	for (i = 0; i < pool->nr_threads; i++)
+		pthread_join(pool->threads[i], NULL);
+	free((void *)(uintptr_t)ahu->completion_ring);
+	ahu->completion_ring = 0;
+	free(pool);
+}
+
+void *async_ring_pop(struct async_head_user *ahu)
+{
+	uint64_t *ring = (uint64_t *)(uintptr_t)ahu->completion_ring;
+	uint64_t mask = ahu->ring_size_bytes / sizeof(uint64_t) - 1;
+	uint64_t u = ahu->user_ring_idx;
+	uint64_t ev;
+
+	if (__atomic_load_n(&ahu->kernel_ring_idx, __ATOMIC_ACQUIRE) == u)
+		return NULL;
+	ev = ring[u & mask];
+	__atomic_store_n(&ring[u & mask], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ahu->user_ring_idx, u + 1, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&ahu->flags, __ATOMIC_ACQUIRE) & ASYNC_HEAD_RING_WAITERS)
+		syscall(__NR_async_wait, 0UL, u + 1, ahu);
+	return (void *)(uintptr_t)ev;
+}
+
+long async_wait(unsigned long min_wait_events, unsigned long user_ring_idx,
+		struct async_head_user *ahu)
+{
+	long ret = syscall(__NR_async_wait, min_wait_events, user_ring_idx, ahu);
+
+	return ret < 0 ? -errno : ret;
+}
