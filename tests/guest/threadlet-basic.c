@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Threadlets, the two basic paths: a threadlet that does not block runs in
+ * place with no system call; one that blocks returns 0 to the head at once
+ * and its event arrives in the ring exactly once.
+ */
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <threadlet.h>
+#include <unistd.h>
+#include "tl_test.h"
+
+static struct async_head_user ahu;
+
+/* Counts this thread's system call entries (raw_syscalls:sys_enter). */
+static int syscall_counter(void)
+{
+	struct perf_event_attr attr = { 0 };
+	char buf[32] = { 0 };
+	int fd;
+
+	fd = open("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", O_RDONLY);
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+		return -1;
+	close(fd);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = strtoull(buf, NULL, 10);
+	attr.disabled = 1;
+	return syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+static long count_syscalls(int fd, long (*fn)(void *), void *arg)
+{
+	long long n = -1;
+
+	ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	fn(arg);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(fd, &n, sizeof(n)) != sizeof(n))
+		return -1;
+	return (long)n;
+}
+
+static long add_one(void *data)
+{
+	long *v = data;
+
+	(*v)++;
+	return complete_threadlet_fn(v, &ahu);
+}
+
+static long empty(void *data)
+{
+	(void)data;
+	return 0;
+}
+
+static unsigned long stack;
+
+static long run_add_one(void *data)
+{
+	return threadlet_exec(add_one, data, stack, &ahu);
+}
+
+struct blocker {
+	int fd;
+	char c;
+	long n;
+	pid_t tid_before, tid_after;
+};
+
+static long read_pipe(void *data)
+{
+	struct blocker *b = data;
+
+	b->tid_before = gettid();
+	b->n = read(b->fd, &b->c, 1);
+	b->tid_after = gettid();
+	return complete_threadlet_fn(b, &ahu);
+}
+
+/* Runs in a child, before anything set the library up there. */
+static int syscall_path_child(void)
+{
+	long v = 41, r;
+
+	setenv("THREADLET_FORCE_SYSCALL", "1", 1);
+	if (async_head_init(&ahu, 16, 2))
+		return 10;
+	if (threadlet_uses_vdso())
+		return 11;
+	r = threadlet_exec(add_one, &v, stack, &ahu);
+	async_head_exit(&ahu);
+	return r == 1 && v == 42 ? 0 : 12;
+}
+
+int main(void)
+{
+	struct threadlet_stats st0, st1;
+	struct blocker b = { 0 };
+	long v = 0, r, base, n;
+	int pfd[2], status, fd;
+	pid_t pid, tid = gettid();
+	void *ev;
+
+	stack = threadlet_stack_alloc(64 << 10);
+	tl_ok(stack != 0 && (stack & 15) == 0, "threadlet_stack_alloc gives an aligned top");
+
+	pid = fork();
+	if (pid == 0)
+		_exit(syscall_path_child());
+	tl_ok(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0,
+	      "THREADLET_FORCE_SYSCALL=1: syscall path, same result (status %d)",
+	      WEXITSTATUS(status));
+
+	tl_ok(async_head_init(&ahu, 16, 2) == 0, "async_head_init(16 entries, 2 threads)");
+	tl_ok(async_head_parked(&ahu) == 2, "both pool threads parked");
+	tl_ok(threadlet_uses_vdso(), "threadlet_on/off found in the vDSO");
+
+	r = threadlet_exec(add_one, &v, stack, &ahu);
+	threadlet_stats(&st0);
+	tl_ok(r == 1 && v == 1, "non-blocking threadlet ran in place (ret %ld)", r);
+	tl_ok(st0.nr_sync == 1 && st0.nr_handoffs == 0, "area counts 1 sync run");
+	tl_ok(async_ring_pop(&ahu) == NULL, "nothing posted for a sync run");
+
+	fd = syscall_counter();
+	tl_ok(fd >= 0, "raw_syscalls:sys_enter counter opened");
+	base = count_syscalls(fd, empty, NULL);
+	n = count_syscalls(fd, run_add_one, &v);
+	tl_ok(n == base && v == 2,
+	      "non-blocking threadlet makes no system call (%ld vs %ld baseline)",
+	      n, base);
+
+	tl_ok(pipe(pfd) == 0, "pipe");
+	b.fd = pfd[0];
+	r = threadlet_exec(read_pipe, &b, stack, &ahu);
+	tl_ok(r == 0, "threadlet blocked on an empty pipe: head returns 0 (ret %ld)", r);
+	tl_ok(gettid() == tid, "head keeps its TID (%d)", gettid());
+	tl_ok(b.n == 0 && b.tid_after == 0, "the read is still blocked");
+	threadlet_stats(&st1);
+	tl_ok(st1.nr_handoffs == 1, "area counts the hand-off");
+	tl_ok(async_head_parked(&ahu) == 1, "one pool thread took over the head");
+	tl_ok(write(pfd[1], "x", 1) == 1, "fill the pipe");
+	r = async_wait(1, ahu.user_ring_idx, &ahu);
+	tl_ok(r == 1, "async_wait wakes for the completion (ret %ld)", r);
+	ev = async_ring_pop(&ahu);
+	tl_ok(ev == &b && b.n == 1 && b.c == 'x', "event arrives with the result");
+	tl_ok(async_ring_pop(&ahu) == NULL, "exactly once");
+	tl_ok(b.tid_before == tid && b.tid_after != tid && b.tid_after > 0,
+	      "the blocked part finished as another thread (%d -> %d)",
+	      b.tid_before, b.tid_after);
+	for (int i = 0; i < 1000 && async_head_parked(&ahu) != 2; i++)
+		usleep(1000);
+	tl_ok(async_head_parked(&ahu) == 2, "the cache-miss thread parked again");
+
+	async_head_exit(&ahu);
+	tl_ok(1, "async_head_exit joined the pool");
+	threadlet_stack_free(stack);
+	return tl_exit();
+}
