@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers shared by the threadlet guest tests. */
+#ifndef TL_UTIL_H
+#define TL_UTIL_H
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <threadlet.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Waits up to 2 s for @n threads parked on @ahu. */
+static inline int tl_wait_parked(struct async_head_user *ahu, long n)
+{
+	for (int i = 0; i < 2000; i++) {
+		if (async_head_parked(ahu) == n)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* Threads of this process, from /proc/self/task. */
+static inline int tl_nr_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static inline int tl_drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	int ok;
+
+	sync();
+	ok = fd >= 0 && write(fd, "3", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static inline long long tl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Pops exactly one completion, waiting for it; NULL if none came. */
+static inline void *tl_wait_one(struct async_head_user *ahu)
+{
+	void *ev;
+
+	for (int i = 0; i < 100; i++) {
+		ev = async_ring_pop(ahu);
+		if (ev)
+			return ev;
+		async_wait(1, ahu->user_ring_idx, ahu);
+	}
+	return NULL;
+}
+
+#endif /* TL_UTIL_H */
