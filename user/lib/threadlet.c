@@ -47,6 +47,13 @@ static __thread struct threadlet_area tl_area
 	__attribute__((aligned(THREADLET_AREA_SIZE)));
 static __thread int tl_registered;
 
+struct tl_pool {
+	struct tl_pool *next;
+	struct async_head_user *ahu;
+	unsigned int nr_threads;
+	pthread_t threads[];
+};
+
 static tl_on_fn tl_on;
 static tl_off_fn tl_off;
 static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
@@ -64,11 +71,26 @@ static long tl_syscall_off(struct threadlet_area *area)
 	return syscall(__NR_threadlet_off);
 }
 
+static struct tl_pool *tl_pools;
+
+/*
+ * A fork child has no registered area and no pool (the kernel keeps
+ * neither across fork); forget the parent's. Their memory is the child's
+ * to leak: the parent's threads that own it do not exist here.
+ */
+static void tl_atfork_child(void)
+{
+	tl_registered = 0;
+	tl_area.flags = 0;
+	tl_pools = NULL;
+}
+
 static void tl_init(void)
 {
 	const char *force = getenv("THREADLET_FORCE_SYSCALL");
 	struct threadlet_area scratch = { 0 };
 
+	pthread_atfork(NULL, NULL, tl_atfork_child);
 	if (!force || strcmp(force, "1")) {
 		tl_on = (tl_on_fn)tl_vdso_sym("__vdso_threadlet_on");
 		tl_off = (tl_off_fn)tl_vdso_sym("__vdso_threadlet_off");
@@ -218,15 +240,8 @@ void tl_fn_returned(long ret, void *data, struct async_head_user *ahu)
 
 /* ---- async heads and their pools ------------------------------------- */
 
-struct tl_pool {
-	struct tl_pool *next;
-	struct async_head_user *ahu;
-	unsigned int nr_threads;
-	pthread_t threads[];
-};
 
 static pthread_mutex_t tl_pools_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tl_pool *tl_pools;
 
 /*
  * A pool thread: registers its area, marks its identity as a cache-miss
@@ -290,6 +305,12 @@ int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
 	    ring_entries > ASYNC_RING_MAX_ENTRIES || !max_cachemiss_threads ||
 	    max_cachemiss_threads > ASYNC_MAX_CACHEMISS)
 		return -EINVAL;
+	pthread_mutex_lock(&tl_pools_lock);
+	for (pool = tl_pools; pool && pool->ahu != ahu; pool = pool->next)
+		;
+	pthread_mutex_unlock(&tl_pools_lock);
+	if (pool)
+		return -EBUSY;
 	pool = calloc(1, sizeof(*pool) +
 		      max_cachemiss_threads * sizeof(pthread_t));
 	ring = calloc(ring_entries, sizeof(*ring));
