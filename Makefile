@@ -63,7 +63,7 @@ $(LIBTL): user
 
 $(TBIN)/%: tests/guest/%.c tests/guest/tl_test.h $(LIBTL) | deps
 	@mkdir -p $(TBIN)
-	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
+	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL) -lm
 
 tests: user $(GUEST_TESTS)
 
