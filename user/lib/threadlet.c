@@ -143,45 +143,75 @@ void threadlet_stats(struct threadlet_stats *st)
 
 /* ---- stacks ---------------------------------------------------------- */
 
-#define TL_STACK_MAGIC	0x74687264736b6c74ULL	/* "tlksdrht" */
-
-/* The 16 bytes at the returned top hold the magic and the mapping size. */
-struct tl_stack_tag {
-	uint64_t magic;
-	uint64_t map_size;
+/*
+ * Stacks handed out, so that threadlet_stack_free() can refuse a pointer
+ * it did not return (errno EINVAL) instead of unmapping or reading memory
+ * that is not a stack. Allocation is not a fast path; a list will do.
+ */
+struct tl_stack {
+	struct tl_stack *next;
+	unsigned long top;
+	char *base;
+	size_t map_size;
 };
+
+static pthread_mutex_t tl_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tl_stack *tl_stacks;
 
 unsigned long threadlet_stack_alloc(size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), map_size;
-	struct tl_stack_tag *tag;
+	struct tl_stack *st;
 	char *base;
 
-	if (!size || size > (1UL << 30))
-		return 0;
-	map_size = ((size + sizeof(*tag) + page - 1) & ~(page - 1)) + page;
-	base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (base == MAP_FAILED)
-		return 0;
-	if (mprotect(base, page, PROT_NONE)) {	/* the guard page */
-		munmap(base, map_size);
+	if (!size || size > (1UL << 30)) {
+		errno = EINVAL;
 		return 0;
 	}
-	tag = (struct tl_stack_tag *)(base + map_size) - 1;
-	tag->magic = TL_STACK_MAGIC;
-	tag->map_size = map_size;
-	return (unsigned long)tag;
+	st = malloc(sizeof(*st));
+	if (!st)
+		return 0;
+	map_size = ((size + page - 1) & ~(page - 1)) + page;
+	base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (base == MAP_FAILED) {
+		free(st);
+		return 0;
+	}
+	if (mprotect(base, page, PROT_NONE)) {	/* the guard page */
+		munmap(base, map_size);
+		free(st);
+		return 0;
+	}
+	st->base = base;
+	st->map_size = map_size;
+	st->top = (unsigned long)(base + map_size);
+	pthread_mutex_lock(&tl_stacks_lock);
+	st->next = tl_stacks;
+	tl_stacks = st;
+	pthread_mutex_unlock(&tl_stacks_lock);
+	return st->top;
 }
 
 void threadlet_stack_free(unsigned long stack_top)
 {
-	struct tl_stack_tag *tag = (struct tl_stack_tag *)stack_top;
+	struct tl_stack **pp, *st = NULL;
 
-	if (!stack_top || (stack_top & 15) || tag->magic != TL_STACK_MAGIC)
+	pthread_mutex_lock(&tl_stacks_lock);
+	for (pp = &tl_stacks; *pp; pp = &(*pp)->next) {
+		if ((*pp)->top == stack_top) {
+			st = *pp;
+			*pp = st->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tl_stacks_lock);
+	if (!st) {
+		errno = EINVAL;
 		return;
-	tag->magic = 0;
-	munmap((char *)(tag + 1) - tag->map_size, tag->map_size);
+	}
+	munmap(st->base, st->map_size);
+	free(st);
 }
 
 /* ---- running threadlets ---------------------------------------------- */

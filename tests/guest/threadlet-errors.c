@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bad input to every threadlet system call and library call gets the
+ * documented errno, and leaves nothing behind (threads, file descriptors).
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include "tl_test.h"
+#include "tl_util.h"
+
+#define KERNEL_PTR	((void *)0xffff888000000000UL)
+
+static struct threadlet_area area __attribute__((aligned(128)));
+static struct threadlet_area area2 __attribute__((aligned(128)));
+static uint64_t ring[16];
+
+static long sys(long nr, long a, long b, long c)
+{
+	return syscall(nr, a, b, c);
+}
+
+static void fill(struct async_head_user *a, uint64_t *r, uint64_t bytes,
+		 uint64_t threads)
+{
+	memset(a, 0, sizeof(*a));
+	a->completion_ring = (uintptr_t)r;
+	a->ring_size_bytes = bytes;
+	a->max_cachemiss_threads = threads;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void registration(void)
+{
+	long sz = sizeof(area);
+
+	tl_errno(sys(__NR_threadlet_register, (long)&area, sz, 4), EINVAL, "register: unknown flag");
+	tl_errno(sys(__NR_threadlet_register, (long)&area, sz - 8, 0), EINVAL, "register: wrong size");
+	tl_errno(sys(__NR_threadlet_register, (long)&area + 64, sz, 0), EINVAL, "register: misaligned");
+	tl_errno(sys(__NR_threadlet_register, 0, sz, 0), EFAULT, "register: NULL");
+	tl_errno(sys(__NR_threadlet_register, (long)KERNEL_PTR, sz, 0), EFAULT, "register: kernel pointer");
+	tl_errno(sys(__NR_threadlet_on, 1, 1, 0), EINVAL, "threadlet_on: not registered");
+	tl_errno(sys(__NR_threadlet_off, 0, 0, 0), EINVAL, "threadlet_off: not registered");
+	tl_errno(sys(__NR_threadlet_register, (long)&area, sz, THREADLET_UNREGISTER), EINVAL,
+		 "unregister: not registered");
+	tl_ok(sys(__NR_threadlet_register, (long)&area, sz, 0) == 0, "register");
+	tl_errno(sys(__NR_threadlet_register, (long)&area, sz, 0), EBUSY, "register: twice");
+	tl_errno(sys(__NR_threadlet_register, (long)&area2, sz, 0), EBUSY, "register: a second area");
+	tl_errno(sys(__NR_threadlet_register, (long)&area2, sz, THREADLET_UNREGISTER), EINVAL,
+		 "unregister: not this thread's area");
+	tl_ok(sys(__NR_threadlet_on, 0x1000, 0x2000, 0) == 0 && (area.flags & THREADLET_ON),
+	      "threadlet_on syscall arms the area");
+	tl_errno(sys(__NR_threadlet_on, 0x1000, 0x2000, 0), EBUSY, "threadlet_on: already on");
+	tl_errno(sys(__NR_threadlet_register, (long)&area, sz, THREADLET_UNREGISTER), EBUSY,
+		 "unregister: threadlet on");
+	tl_ok(sys(__NR_threadlet_off, 0, 0, 0) == 1, "threadlet_off: 1 (ran in place)");
+	tl_ok(sys(__NR_threadlet_off, 0, 0, 0) == 0, "threadlet_off again: 0");
+}
+
+static void heads(void)
+{
+	struct async_head_user a, b;
+	long sz = sizeof(a);
+
+	fill(&a, ring, sizeof(ring), 2);
+	tl_errno(sys(__NR_async_register, (long)&a, sz, 8), EINVAL, "async_register: unknown flag");
+	tl_errno(sys(__NR_async_register, (long)&a, sz, ASYNC_UNREGISTER | ASYNC_QUERY_PARKED),
+		 EINVAL, "async_register: two ops");
+	tl_errno(sys(__NR_async_register, (long)&a + 4, sz, 0), EINVAL, "async_register: misaligned");
+	tl_errno(sys(__NR_async_register, (long)&a, sz + 8, 0), EINVAL, "async_register: wrong size");
+	tl_errno(sys(__NR_async_register, 0, sz, 0), EFAULT, "async_register: NULL");
+	tl_errno(sys(__NR_async_register, (long)KERNEL_PTR, sz, 0), EFAULT, "async_register: kernel pointer");
+	fill(&b, ring, 0, 2);
+	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: zero ring");
+	fill(&b, ring, 24, 2);
+	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: 3 entries");
+	fill(&b, ring, 12, 2);
+	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: size not a multiple of 8");
+	fill(&b, ring, (ASYNC_RING_MAX_ENTRIES * 2ULL) * 8, 2);
+	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: oversized ring");
+	fill(&b, ring, sizeof(ring), 0);
+	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: no threads");
+	fill(&b, ring, sizeof(ring), ASYNC_MAX_CACHEMISS + 1);
+	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: too many threads");
+	fill(&b, KERNEL_PTR, sizeof(ring), 2);
+	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EFAULT, "async_register: kernel ring");
+	fill(&b, (uint64_t *)((char *)ring + 4), 64, 2);
+	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: misaligned ring");
+	tl_errno(sys(__NR_async_register, (long)&b, sz, ASYNC_UNREGISTER), EINVAL,
+		 "unregister: unknown head");
+	tl_errno(sys(__NR_async_register, (long)&b, sz, ASYNC_QUERY_PARKED), EINVAL,
+		 "query: unknown head");
+
+	tl_ok(sys(__NR_async_register, (long)&a, sz, 0) == 0, "async_register");
+	tl_errno(sys(__NR_async_register, (long)&a, sz, 0), EBUSY, "async_register: twice");
+	tl_ok(sys(__NR_async_register, (long)&a, sz, ASYNC_QUERY_PARKED) == 0, "query: 0 parked");
+
+	tl_errno(sys(__NR_async_wait, 1, 0, (long)&b), EINVAL, "async_wait: unknown head");
+	tl_errno(sys(__NR_async_wait, 17, 0, (long)&a), EINVAL, "async_wait: more than the ring");
+	tl_errno(sys(__NR_async_wait, 1, 5, (long)&a), EINVAL, "async_wait: index past the kernel's");
+	tl_ok(sys(__NR_async_wait, 0, 0, (long)&a) == 0, "async_wait(0): returns at once");
+	signal(SIGALRM, on_alarm);
+	ualarm(100000, 0);
+	tl_errno(sys(__NR_async_wait, 1, 0, (long)&a), EINTR, "async_wait: interrupted by a signal");
+
+	/* async_thread needs a registered area with a home frame, and a head. */
+	tl_errno(sys(__NR_async_thread, 0, (long)&a, 0), EINVAL, "async_thread: no home frame");
+	area.home_ip = 0x1000;
+	area.home_sp = 0x2000;
+	tl_errno(sys(__NR_async_thread, 0, (long)&b, 0), EINVAL, "async_thread: unknown head");
+	sys(__NR_threadlet_on, 0x1000, 0x2000, 0);
+	tl_errno(sys(__NR_async_thread, 0, (long)&a, 0), EBUSY, "async_thread: threadlet on");
+	sys(__NR_threadlet_off, 0, 0, 0);
+	fill(&b, ring, sizeof(ring), 1);
+	area.home_ip = area.home_sp = 0;
+
+	tl_ok(sys(__NR_async_register, (long)&a, sz, ASYNC_UNREGISTER) == 0, "unregister");
+	tl_errno(sys(__NR_async_register, (long)&a, sz, ASYNC_UNREGISTER), EINVAL, "unregister: twice");
+	tl_ok(sys(__NR_threadlet_register, (long)&area, sizeof(area), THREADLET_UNREGISTER) == 0,
+	      "threadlet area unregistered");
+}
+
+static long noop(void *d)
+{
+	(void)d;
+	return 1;
+}
+
+static void library(void)
+{
+	struct async_head_user a;
+	unsigned long stack = threadlet_stack_alloc(16 << 10);
+
+	tl_ok(async_head_init(&a, 0, 2) == -EINVAL, "async_head_init: zero ring");
+	tl_ok(async_head_init(&a, 12, 2) == -EINVAL, "async_head_init: ring not a power of two");
+	tl_ok(async_head_init(&a, 1 << 20, 2) == -EINVAL, "async_head_init: oversized ring");
+	tl_ok(async_head_init(&a, 16, 0) == -EINVAL, "async_head_init: no threads");
+	tl_ok(async_head_init(NULL, 16, 2) == -EINVAL, "async_head_init: NULL");
+	tl_ok(async_head_init(&a, 16, 2) == 0, "async_head_init");
+	tl_ok(async_head_init(&a, 16, 2) == -EBUSY, "async_head_init: twice");
+	tl_ok(threadlet_exec(noop, NULL, stack + 8, &a) == -EINVAL, "threadlet_exec: misaligned stack");
+	tl_ok(threadlet_exec(noop, NULL, 0, &a) == -EINVAL, "threadlet_exec: no stack");
+	tl_ok(threadlet_exec(NULL, NULL, stack, &a) == -EINVAL, "threadlet_exec: NULL fn");
+	tl_ok(threadlet_exec(noop, NULL, stack, NULL) == -EINVAL, "threadlet_exec: NULL head");
+	tl_ok(threadlet_exec(noop, NULL, stack, &a) == 1, "a fn that forgets complete_threadlet_fn still returns 1");
+	tl_ok(complete_threadlet_fn(NULL, &a) == -EINVAL, "complete_threadlet_fn outside a threadlet");
+	tl_ok(threadlet_stack_alloc(0) == 0, "threadlet_stack_alloc(0) fails");
+	errno = 0;
+	threadlet_stack_free(stack + 16);	/* not a stack top */
+	tl_ok(errno == EINVAL, "threadlet_stack_free of a non-stack: EINVAL, ignored");
+	async_head_exit(&a);
+	threadlet_stack_free(stack);
+}
+
+static int nr_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+int main(void)
+{
+	int threads0 = tl_nr_threads(), fds0 = nr_fds();
+
+	registration();
+	heads();
+	library();
+	tl_ok(tl_nr_threads() == threads0 && nr_fds() == fds0,
+	      "no thread or file descriptor left behind");
+	return tl_exit();
+}
