@@ -15,6 +15,7 @@ mapfile -t files < <(sed -n 's|^+++ b/||p' "$PATCH" | cut -f1)
 tar -C "$tmp" -xf "$TARBALL" "${files[@]/#/linux-source-6.1/}"
 sed '/^---$/q' "$PATCH" > "$tmp/new"
 for f in "${files[@]}"; do
+	echo "diff --git a/$f b/$f" >> "$tmp/new"
 	diff -u --label "a/$f" --label "b/$f" "$tmp/linux-source-6.1/$f" "$KSRC/$f" >> "$tmp/new" || true
 done
 cp "$tmp/new" "$PATCH"

@@ -55,5 +55,9 @@ after=$(stat -c %Y "$B/kobj/arch/x86/boot/bzImage")
 [ "$before" = "$after" ]
 count "kernel is not rebuilt when nothing changed" $?
 
+# 4. Kernel style: checkpatch.pl on our kernel files and patches.
+"$HERE/../scripts/checkpatch.sh" > "$B/logs/checkpatch.log" 2>&1
+count "checkpatch.pl is clean on our kernel files and patches" $?
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -94,6 +94,7 @@ static void async_head_kill(struct async_head *head)
 	list_for_each_entry_safe(p, tmp, &head->parked, node) {
 		list_del_init(&p->node);
 		head->nr_parked--;
+		/* Pairs with async_park()'s acquire: the parker may go. */
 		smp_store_release(&p->state, ASYNC_SHUTDOWN);
 		wake_up_process(p->task);
 	}
@@ -300,8 +301,8 @@ SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,
 	WRITE_ONCE(head->space_gen, head->space_gen + 1);
 	wake_up_all(&head->wait);
 	ret = wait_event_interruptible(head->wait,
-		READ_ONCE(head->kidx) - user_ring_idx >= min_wait_events ||
-		READ_ONCE(head->dead));
+				       READ_ONCE(head->kidx) - user_ring_idx >=
+				       min_wait_events || READ_ONCE(head->dead));
 	if (ret) {
 		ret = -EINTR;
 		goto out;

@@ -83,6 +83,7 @@ static void async_unclaim(struct async_head *head, struct async_parker *p,
 		head->nr_parked++;
 		WRITE_ONCE(p->state, ASYNC_PARKED);
 	} else {
+		/* Pairs with async_park()'s acquire: the parker may go. */
 		smp_store_release(&p->state, state == ASYNC_PARKED ?
 				  ASYNC_SHUTDOWN : state);
 		wake_up_process(p->task);
@@ -144,6 +145,10 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_area *a)
 	p->head_sp = sp;
 	arch_threadlet_swap_tls(tsk, spare, &p->tls);
 	trace_threadlet_handoff(tsk, spare);
+	/*
+	 * Publishes the swapped identity, the frame and the TLS bases to the
+	 * spare, which reads them after its acquire in async_park().
+	 */
 	smp_store_release(&p->state, ASYNC_HANDOFF);
 	wake_up_process(spare);
 	return 0;
@@ -202,6 +207,7 @@ static long async_park(struct async_head *head)
 
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
+		/* Pairs with the release of whoever took us off the list. */
 		state = smp_load_acquire(&p.state);
 		if (state != ASYNC_PARKED && state != ASYNC_CLAIMED)
 			break;

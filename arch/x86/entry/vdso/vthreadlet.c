@@ -30,7 +30,7 @@ __vdso_threadlet_on(struct threadlet_area *area, unsigned long head_ip,
 
 long threadlet_on(struct threadlet_area *area, unsigned long head_ip,
 		  unsigned long head_sp, void *ahu)
-	__attribute__((weak, alias("__vdso_threadlet_on")));
+	__weak __alias(__vdso_threadlet_on);
 
 /* Returns 1 if the threadlet ran in place, 0 if its head was handed off. */
 notrace long
@@ -47,4 +47,4 @@ __vdso_threadlet_off(struct threadlet_area *area)
 }
 
 long threadlet_off(struct threadlet_area *area)
-	__attribute__((weak, alias("__vdso_threadlet_off")));
+	__weak __alias(__vdso_threadlet_off);
