@@ -5,6 +5,7 @@
  * its own head; exit and exec with a threadlet blocked and threads parked
  * end promptly.
  */
+#include <signal.h>
 #include <sys/wait.h>
 #include "tl_test.h"
 #include "tl_util.h"
@@ -145,6 +146,19 @@ int main(void)
 	tl_ok(prompt && WIFEXITED(status) && !WEXITSTATUS(status),
 	      "exec with a threadlet blocked and threads parked works (status %d)",
 	      WEXITSTATUS(status));
+
+	/* Overflowing a threadlet stack hits its guard page. */
+	pid = fork();
+	if (pid == 0) {
+		volatile char *top = (volatile char *)stack;
+
+		top[-1] = 1;				/* inside: fine */
+		top[-(64 << 10) - 1] = 1;		/* one below: guard */
+		_exit(0);
+	}
+	prompt = wait_prompt(pid, &status);
+	tl_ok(prompt && WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
+	      "a write below the stack hits the guard page (SIGSEGV)");
 
 	async_head_exit(&ahu);
 	threadlet_stack_free(stack);
