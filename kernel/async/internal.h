@@ -5,6 +5,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
+#include <linux/ptrace.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/threadlet.h>
@@ -23,6 +24,12 @@ struct threadlet_reg {
 	struct threadlet_area __user	*uarea;
 	struct threadlet_area		*karea;	/* kernel view of the pinned page */
 	struct page			*page;
+	/*
+	 * Set while async_exec() runs a syslet chain: a hand-off resumes the
+	 * head from its async_exec() syscall frame (returning 0) instead of
+	 * the area's head_ip/head_sp.
+	 */
+	bool				syslet;
 };
 
 /* Per-mm registry of async heads, allocated at the first registration. */
@@ -78,6 +85,8 @@ struct async_parker {
 	unsigned long			head_ip;
 	unsigned long			head_sp;
 	struct threadlet_tls		tls;
+	bool				full_regs;	/* syslet: use regs */
+	struct pt_regs			regs;
 };
 
 /* head.c */
@@ -86,6 +95,10 @@ struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr);
 void async_head_put(struct async_head *head);
 int async_post(struct async_head *head, struct async_head_user __user *ahu,
 	       u64 event);
+
+/* pool.c */
+int threadlet_handoff_now(struct task_struct *tsk);
+long async_park(struct async_head *head);
 
 /* identity.c */
 int threadlet_check_identity(struct task_struct *head,

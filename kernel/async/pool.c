@@ -34,12 +34,13 @@ static bool threadlet_frame_ok(unsigned long ip, unsigned long sp)
 }
 
 /* Why @tsk, about to sleep with a threadlet on, must sleep in place. */
-static int threadlet_check_head(struct task_struct *tsk)
+static int threadlet_check_head(struct task_struct *tsk, bool sleeping)
 {
 	unsigned int state = READ_ONCE(tsk->__state);
 
-	if (!(state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE)) ||
-	    (state & (__TASK_STOPPED | __TASK_TRACED)) ||
+	if ((sleeping &&
+	     (!(state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE)) ||
+	      (state & (__TASK_STOPPED | __TASK_TRACED)))) ||
 	    (tsk->flags & PF_EXITING) || tsk->in_execve ||
 	    fatal_signal_pending(tsk) ||
 	    (tsk->signal->flags & SIGNAL_GROUP_EXIT) ||
@@ -94,19 +95,23 @@ static void async_unclaim(struct async_head *head, struct async_parker *p,
 /*
  * Hands @tsk's head context to a parked thread of the threadlet's head.
  * Returns 0 on success or the THREADLET_FB_* reason for sleeping in place.
+ * @sleeping: called from schedule(), so @tsk must really be going to sleep;
+ * otherwise from async_exec() for SYSLET_ASYNC, in process context.
  */
-static int threadlet_handoff(struct task_struct *tsk, struct threadlet_area *a)
+static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
+			     bool sleeping)
 {
+	struct threadlet_area *a = reg->karea;
 	unsigned long ip = READ_ONCE(a->head_ip), sp = READ_ONCE(a->head_sp);
 	struct async_head *head;
 	struct async_parker *p;
 	struct task_struct *spare;
 	int ret;
 
-	ret = threadlet_check_head(tsk);
+	ret = threadlet_check_head(tsk, sleeping);
 	if (ret)
 		return ret;
-	if (!threadlet_frame_ok(ip, sp))
+	if (!reg->syslet && !threadlet_frame_ok(ip, sp))
 		return THREADLET_FB_BAD_FRAME;
 
 	rcu_read_lock();
@@ -143,6 +148,9 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_area *a)
 	WRITE_ONCE(a->nr_handoffs, a->nr_handoffs + 1);
 	p->head_ip = ip;
 	p->head_sp = sp;
+	p->full_regs = reg->syslet;
+	if (p->full_regs)
+		p->regs = *task_pt_regs(tsk);
 	arch_threadlet_swap_tls(tsk, spare, &p->tls);
 	trace_threadlet_handoff(tsk, spare);
 	/*
@@ -154,20 +162,37 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_area *a)
 	return 0;
 }
 
-void __threadlet_sleeping(struct task_struct *tsk)
+/* 0: handed off; a THREADLET_FB_* reason: fell back; -1: not armed. */
+static int threadlet_try_handoff(struct task_struct *tsk, bool sleeping)
 {
-	struct threadlet_area *a = tsk->threadlet->karea;
+	struct threadlet_reg *reg = tsk->threadlet;
+	struct threadlet_area *a = reg->karea;
 	int reason;
 
 	if (!(READ_ONCE(a->flags) & THREADLET_ON))
-		return;
-	reason = threadlet_handoff(tsk, a);
+		return -1;
+	reason = threadlet_handoff(tsk, reg, sleeping);
 	if (!reason)
-		return;
+		return 0;
 	/* @a is still this task's area: only a successful hand-off moves it. */
 	WRITE_ONCE(a->nr_fallbacks, a->nr_fallbacks + 1);
 	WRITE_ONCE(a->last_fallback, reason);
 	trace_threadlet_fallback(tsk, reason);
+	return reason;
+}
+
+void __threadlet_sleeping(struct task_struct *tsk)
+{
+	threadlet_try_handoff(tsk, true);
+}
+
+/*
+ * Hands the head off now, without sleeping (SYSLET_ASYNC). Returns 0 if it
+ * did, so that the caller goes on as a cache-miss thread.
+ */
+int threadlet_handoff_now(struct task_struct *tsk)
+{
+	return threadlet_try_handoff(tsk, false) == 0 ? 0 : -EAGAIN;
 }
 
 /* Sets up the return to user space at this identity's home frame. */
@@ -190,7 +215,7 @@ static long async_go_home(long ret)
  * the caller must not leave before whoever took it off the list is done
  * with it: that is what ASYNC_CLAIMED waits for.
  */
-static long async_park(struct async_head *head)
+long async_park(struct async_head *head)
 {
 	struct async_parker p = { .task = current, .state = ASYNC_PARKED };
 	int state;
@@ -234,8 +259,16 @@ static long async_park(struct async_head *head)
 		spin_lock_irq(&current->sighand->siglock);
 		recalc_sigpending();
 		spin_unlock_irq(&current->sighand->siglock);
-		arch_threadlet_resume(task_pt_regs(current), p.head_ip,
-				      p.head_sp, &p.tls);
+		if (p.full_regs) {
+			/* A syslet head: async_exec() returns 0 (NULL). */
+			*task_pt_regs(current) = p.regs;
+			current->threadlet->syslet = false;
+			arch_threadlet_resume(task_pt_regs(current),
+					      p.regs.ip, p.regs.sp, &p.tls);
+		} else {
+			arch_threadlet_resume(task_pt_regs(current), p.head_ip,
+					      p.head_sp, &p.tls);
+		}
 		trace_threadlet_resume(current);
 		return 0;
 	case ASYNC_SHUTDOWN:

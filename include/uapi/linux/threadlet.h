@@ -103,4 +103,39 @@ struct async_head_user {
 #define ASYNC_RING_MAX_ENTRIES	(1U << 16)
 #define ASYNC_MAX_CACHEMISS	1024
 
+/*
+ * Syslets: a chain of system calls ("atoms") that async_exec() runs in the
+ * kernel. Arguments are passed by pointer, so atoms can share variables
+ * (one atom's ret_ptr can be the next one's argument); argument fetching
+ * stops at the first zero arg_ptr.
+ *
+ * After an atom ran, its result goes to *ret_ptr (if set). The chain then
+ * follows next, unless a SYSLET_STOP_ON_* condition holds for the result:
+ * then it stops there or, with SYSLET_SKIP_TO_NEXT_ON_STOP, continues with
+ * the atom that follows this one in memory (atom + 1). The atom at which
+ * the chain ends is its final atom: async_exec() returns it, or, when the
+ * chain went async, posts it into the completion ring.
+ */
+struct syslet_uatom {
+	__u32 flags;
+	__u32 nr;		/* x86-64 system call number */
+	__u64 ret_ptr;		/* __s64 *: where the result is stored */
+	__u64 next;		/* struct syslet_uatom *: next atom, 0 ends */
+	__u64 arg_ptr[6];	/* __u64 *: pointers to the arguments */
+	__u64 private;		/* for user space, never read by the kernel */
+};
+
+#define SYSLET_ASYNC			(1U << 0)	/* go async at once */
+#define SYSLET_SYNC			(1U << 1)	/* never go async here */
+#define SYSLET_NO_COMPLETE		(1U << 2)	/* do not post if final */
+#define SYSLET_STOP_ON_NONZERO		(1U << 3)
+#define SYSLET_STOP_ON_ZERO		(1U << 4)
+#define SYSLET_STOP_ON_NEGATIVE		(1U << 5)
+#define SYSLET_STOP_ON_NON_POSITIVE	(1U << 6)
+#define SYSLET_SKIP_TO_NEXT_ON_STOP	(1U << 7)
+#define SYSLET_STOP_MASK	(SYSLET_STOP_ON_NONZERO | SYSLET_STOP_ON_ZERO | \
+				 SYSLET_STOP_ON_NEGATIVE | SYSLET_STOP_ON_NON_POSITIVE)
+#define SYSLET_ALL_FLAGS	(SYSLET_ASYNC | SYSLET_SYNC | SYSLET_NO_COMPLETE | \
+				 SYSLET_STOP_MASK | SYSLET_SKIP_TO_NEXT_ON_STOP)
+
 #endif /* _UAPI_LINUX_THREADLET_H */

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Syslets: chains of system calls run by async_exec() in the calling task.
+ *
+ * A chain runs with the caller's threadlet area armed, so the hand-off of
+ * pool.c applies unchanged: if an atom sleeps, a parked thread takes the
+ * caller's identity and returns from async_exec() with 0 (NULL), while
+ * this task finishes the chain as a cache-miss thread, posts the final
+ * atom and parks. One mechanism, two front ends.
+ *
+ * Everything read from user memory is copied before use; results and
+ * faults are reported through ret_ptr. A chain is bounded only by the
+ * caller's patience: it stops at any pending signal (the atom it did not
+ * run gets -EINTR) and reschedules between atoms.
+ */
+#include <linux/sched/signal.h>
+#include <linux/syscalls.h>
+#include <linux/uaccess.h>
+#include <asm/syscall.h>
+#include <asm/unistd.h>
+
+#include <trace/events/threadlet.h>
+
+#include "internal.h"
+
+/*
+ * System calls a chain may not run: they never return to the chain (exit,
+ * exec, sigreturn), create tasks that would start in the middle of it, or
+ * re-enter the async machinery itself.
+ */
+static bool syslet_nr_forbidden(unsigned int nr)
+{
+	switch (nr) {
+	case __NR_exit:
+	case __NR_exit_group:
+	case __NR_execve:
+	case __NR_execveat:
+	case __NR_fork:
+	case __NR_vfork:
+	case __NR_clone:
+	case __NR_clone3:
+	case __NR_rt_sigreturn:
+	case __NR_threadlet_register:
+	case __NR_threadlet_on:
+	case __NR_threadlet_off:
+	case __NR_async_register:
+	case __NR_async_thread:
+	case __NR_async_wait:
+	case __NR_async_exec:
+		return true;
+	}
+	return false;
+}
+
+static bool syslet_stops(u32 flags, long ret)
+{
+	return ((flags & SYSLET_STOP_ON_NONZERO) && ret != 0) ||
+	       ((flags & SYSLET_STOP_ON_ZERO) && ret == 0) ||
+	       ((flags & SYSLET_STOP_ON_NEGATIVE) && ret < 0) ||
+	       ((flags & SYSLET_STOP_ON_NON_POSITIVE) && ret <= 0);
+}
+
+/* Runs one atom (already copied to @a) and returns its result. */
+static long syslet_run_atom(const struct syslet_uatom *a)
+{
+	struct pt_regs regs = { .orig_ax = a->nr };
+	unsigned long args[6] = { 0 };
+	long ret;
+	int i;
+
+	if (a->flags & ~SYSLET_ALL_FLAGS)
+		return -EINVAL;
+	if (a->nr >= NR_syscalls)
+		return -ENOSYS;
+	if (syslet_nr_forbidden(a->nr))
+		return -EPERM;
+	for (i = 0; i < 6 && a->arg_ptr[i]; i++)
+		if (get_user(args[i], (u64 __user *)u64_to_user_ptr(a->arg_ptr[i])))
+			return -EFAULT;
+	regs.di = args[0];
+	regs.si = args[1];
+	regs.dx = args[2];
+	regs.r10 = args[3];
+	regs.r8 = args[4];
+	regs.r9 = args[5];
+	ret = x64_sys_call(&regs, a->nr);
+	/* Restart codes must not reach user space: the chain is not restarted. */
+	if (ret == -ERESTARTSYS || ret == -ERESTARTNOINTR ||
+	    ret == -ERESTARTNOHAND || ret == -ERESTART_RESTARTBLOCK)
+		ret = -EINTR;
+	return ret;
+}
+
+static int syslet_store(const struct syslet_uatom *a, long ret)
+{
+	if (!a->ret_ptr)
+		return 0;
+	return put_user(ret, (s64 __user *)u64_to_user_ptr(a->ret_ptr));
+}
+
+/*
+ * Runs the chain from @uatom, whose first atom is already in @a. Returns
+ * the final atom's user address, with @a holding its copy. @reg is the
+ * area armed for the hand-off: SYSLET_ASYNC hands off before its atom,
+ * SYSLET_SYNC runs its atom with the area disarmed.
+ */
+static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
+			    struct threadlet_reg *reg)
+{
+	struct threadlet_area *ka = reg->karea;
+	struct syslet_uatom n;
+	u64 next;
+	long ret;
+
+	for (;;) {
+		bool head = current->threadlet == reg;
+		bool sync = head && (a->flags & SYSLET_SYNC);
+
+		if (head && (a->flags & SYSLET_ASYNC))
+			threadlet_handoff_now(current);
+		if (sync)
+			WRITE_ONCE(ka->flags, ka->flags & ~THREADLET_ON);
+		ret = syslet_run_atom(a);
+		if (sync && current->threadlet == reg)
+			WRITE_ONCE(ka->flags, ka->flags | THREADLET_ON);
+		if (syslet_store(a, ret))
+			return uatom;
+
+		if (syslet_stops(a->flags, ret)) {
+			if (!(a->flags & SYSLET_SKIP_TO_NEXT_ON_STOP))
+				return uatom;
+			next = uatom + sizeof(*a);
+		} else {
+			next = a->next;
+		}
+		if (!next)
+			return uatom;
+		if (copy_from_user(&n, u64_to_user_ptr(next), sizeof(n))) {
+			/* This atom's result is replaced: its successor is bad. */
+			syslet_store(a, -EFAULT);
+			return uatom;
+		}
+		*a = n;
+		uatom = next;
+		if (signal_pending(current)) {
+			syslet_store(a, -EINTR);
+			return uatom;
+		}
+		cond_resched();
+	}
+}
+
+/*
+ * async_exec - run the syslet chain at @uatom. Returns the final atom when
+ * nothing blocked (or it blocked with no spare thread: then it ran in
+ * place), 0 when it went async (the final atom will be posted into @ahu's
+ * ring unless it has SYSLET_NO_COMPLETE), -EINVAL for a thread without a
+ * threadlet area or an unknown @ahu, -EBUSY inside a threadlet, -EFAULT if
+ * the first atom cannot be read.
+ */
+SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
+		struct async_head_user __user *, ahu)
+{
+	struct threadlet_reg *reg = current->threadlet;
+	struct syslet_uatom a;
+	struct async_head *head;
+	struct threadlet_area *ka;
+	long ret;
+	u64 final;
+
+	if (!reg)
+		return -EINVAL;
+	ka = reg->karea;
+	if (READ_ONCE(ka->flags) & THREADLET_ON)
+		return -EBUSY;
+	if (copy_from_user(&a, uatom, sizeof(a)))
+		return -EFAULT;
+	head = async_head_get(ahu);
+	if (!head)
+		return -EINVAL;
+
+	WRITE_ONCE(ka->ahu, (unsigned long)ahu);
+	reg->syslet = true;
+	WRITE_ONCE(ka->flags, ka->flags | THREADLET_ON);
+	final = syslet_run_chain((unsigned long)uatom, &a, reg);
+
+	if (current->threadlet == reg) {
+		/* Still the head: everything ran in this task. */
+		WRITE_ONCE(ka->flags, ka->flags & ~THREADLET_ON);
+		reg->syslet = false;
+		WRITE_ONCE(ka->nr_sync, ka->nr_sync + 1);
+		trace_threadlet_sync(current);
+		ret = final;
+	} else {
+		/* A cache-miss thread now: complete, then park. */
+		if (!(a.flags & SYSLET_NO_COMPLETE))
+			async_post(head, ahu, final);
+		ret = async_park(head);
+	}
+	async_head_put(head);
+	return ret;
+}
+
+/* umem_add - add @inc to the u64 at @uptr and return the new value. */
+SYSCALL_DEFINE2(umem_add, u64 __user *, uptr, u64, inc)
+{
+	u64 val;
+
+	if (get_user(val, uptr))
+		return -EFAULT;
+	val += inc;
+	if (put_user(val, uptr))
+		return -EFAULT;
+	return val;
+}
