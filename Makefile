@@ -23,6 +23,7 @@ export CCACHE_DIR ?= $(HOME)/.ccache
 CC       := gcc
 CFLAGS   := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(TBIN)/%,$(wildcard tests/guest/*.c))
+EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c))
 
 OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
@@ -65,7 +66,11 @@ $(TBIN)/%: tests/guest/%.c tests/guest/tl_test.h $(LIBTL) | deps
 	@mkdir -p $(TBIN)
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL) -lm
 
-tests: user $(GUEST_TESTS)
+$(TBIN)/%: user/examples/%.c $(LIBTL) | deps
+	@mkdir -p $(TBIN)
+	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
+
+tests: user $(GUEST_TESTS) $(EXAMPLES)
 
 # --- guest image --------------------------------------------------------------
 image: deps tests

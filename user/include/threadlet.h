@@ -35,6 +35,8 @@ extern "C" {
 #define __NR_async_register	454
 #define __NR_async_thread	455
 #define __NR_async_wait		456
+#define __NR_async_exec		457
+#define __NR_umem_add		458
 
 /* Set up @ahu: a ring of @ring_entries (a power of two) completions and a
  * pool of @max_cachemiss_threads parked threads. */
@@ -56,6 +58,34 @@ void threadlet_stack_free(unsigned long stack_top);
 long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
 		    struct async_head_user *ahu);
 long complete_threadlet_fn(void *event, struct async_head_user *ahu);
+
+/*
+ * Syslets: chains of system calls run in the kernel (see
+ * include/uapi/linux/threadlet.h for struct syslet_uatom and SYSLET_*).
+ *
+ * async_exec() returns the final atom when the chain ran in place, NULL
+ * when it went async (errno is then 0; the final atom will be posted into
+ * ahu's ring unless it has SYSLET_NO_COMPLETE), or NULL with errno set when
+ * it could not start (EINVAL, EBUSY, EFAULT, ENOMEM).
+ */
+struct syslet_uatom *async_exec(struct syslet_uatom *atom,
+				struct async_head_user *ahu);
+/* Adds @inc to *@uptr and returns the new value (for loop counters). */
+unsigned long long umem_add(unsigned long long *uptr, unsigned long long inc);
+
+/*
+ * Fills @a: run system call @nr with the @nargs arguments found at the
+ * unsigned long long pointers that follow, store the result at @ret (may
+ * be NULL), then go on with @next (NULL ends the chain).
+ */
+void syslet_atom_init(struct syslet_uatom *a, unsigned int nr,
+		      unsigned int flags, long long *ret,
+		      struct syslet_uatom *next, unsigned int nargs, ...);
+
+static inline void syslet_link(struct syslet_uatom *a, struct syslet_uatom *next)
+{
+	a->next = (unsigned long)next;
+}
 
 /* Introspection, for tests and tools. */
 struct threadlet_stats {

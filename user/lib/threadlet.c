@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,4 +432,45 @@ long async_wait(unsigned long min_wait_events, unsigned long user_ring_idx,
 	long ret = syscall(__NR_async_wait, min_wait_events, user_ring_idx, ahu);
 
 	return ret < 0 ? -errno : ret;
+}
+
+/* ---- syslets --------------------------------------------------------- */
+
+struct syslet_uatom *async_exec(struct syslet_uatom *atom,
+				struct async_head_user *ahu)
+{
+	long ret = tl_register();
+
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	ret = syscall(__NR_async_exec, atom, ahu);
+	if (ret == -1)
+		return NULL;
+	errno = 0;
+	return (struct syslet_uatom *)ret;
+}
+
+unsigned long long umem_add(unsigned long long *uptr, unsigned long long inc)
+{
+	return syscall(__NR_umem_add, uptr, inc);
+}
+
+void syslet_atom_init(struct syslet_uatom *a, unsigned int nr,
+		      unsigned int flags, long long *ret,
+		      struct syslet_uatom *next, unsigned int nargs, ...)
+{
+	va_list ap;
+	unsigned int i;
+
+	memset(a, 0, sizeof(*a));
+	a->flags = flags;
+	a->nr = nr;
+	a->ret_ptr = (uintptr_t)ret;
+	a->next = (uintptr_t)next;
+	va_start(ap, nargs);
+	for (i = 0; i < nargs && i < 6; i++)
+		a->arg_ptr[i] = (uintptr_t)va_arg(ap, unsigned long long *);
+	va_end(ap);
 }
