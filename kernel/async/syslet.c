@@ -68,10 +68,9 @@ static long syslet_run_atom(const struct syslet_uatom *a)
 	long ret;
 	int i;
 
-	if (a->flags & ~SYSLET_ALL_FLAGS)
+	/* An unknown flag or a number outside the table is a malformed atom. */
+	if ((a->flags & ~SYSLET_ALL_FLAGS) || a->nr >= NR_syscalls)
 		return -EINVAL;
-	if (a->nr >= NR_syscalls)
-		return -ENOSYS;
 	if (syslet_nr_forbidden(a->nr))
 		return -EPERM;
 	for (i = 0; i < 6 && a->arg_ptr[i]; i++)
