@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Syslets: chains that run in place, chains that block and complete
+ * through the ring, every stop condition and branch, a umem_add loop,
+ * SYSLET_ASYNC/SYNC/NO_COMPLETE, and bad input.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "tl_test.h"
+#include "tl_util.h"
+
+typedef unsigned long long u64;
+
+static struct async_head_user ahu;
+static int datafd;
+
+/* Builds a chain of @n preads of blocks @first.. into @bufs. */
+static u64 a_fd, a_len = 4096, a_buf[8], a_off[8];
+static long long rets[8];
+static uint64_t bufs[8][512];
+
+static void pread_chain(struct syslet_uatom *at, int n, u64 first)
+{
+	a_fd = datafd;
+	for (int i = 0; i < n; i++) {
+		a_buf[i] = (uintptr_t)bufs[i];
+		a_off[i] = (first + i) * 4096;
+		rets[i] = -999;
+		syslet_atom_init(&at[i], SYS_pread64, 0, &rets[i],
+				 i + 1 < n ? &at[i + 1] : NULL, 4,
+				 &a_fd, &a_buf[i], &a_len, &a_off[i]);
+	}
+}
+
+static int pread_ok(int n, u64 first)
+{
+	for (int i = 0; i < n; i++)
+		if (rets[i] != 4096 || bufs[i][0] != first + i ||
+		    bufs[i][511] != first + i)
+			return 0;
+	return 1;
+}
+
+static void cached_chain(void)
+{
+	struct syslet_uatom at[4], *done;
+	struct threadlet_stats s0, s1;
+
+	for (int i = 0; i < 4; i++)		/* warm the page cache */
+		tl_ok(pread(datafd, bufs[i], 4096, (10 + i) * 4096) == 4096,
+		      "warm block %d", 10 + i);
+	pread_chain(at, 4, 10);
+	threadlet_stats(&s0);
+	done = async_exec(at, &ahu);
+	threadlet_stats(&s1);
+	tl_ok(done == &at[3], "cached chain runs in place, returns its last atom");
+	tl_ok(pread_ok(4, 10), "every ret_ptr holds 4096 and the bytes are right");
+	tl_ok(s1.nr_handoffs == s0.nr_handoffs && s1.nr_sync == s0.nr_sync + 1,
+	      "no hand-off, one run in place");
+	tl_ok(async_ring_pop(&ahu) == NULL, "nothing posted");
+}
+
+static void blocking_chains(void)
+{
+	struct syslet_uatom at[4], *done = NULL;
+	static char c;
+	static long long r_read, r_getpid;
+	static u64 a_pfd, a_c = (uintptr_t)&c, a_one = 1;
+	pid_t tid = gettid();
+	int pfd[2];
+	u64 first = 5000;	/* the data file has 16384 blocks */
+
+	tl_ok(pipe(pfd) == 0, "pipe");
+	a_pfd = pfd[0];
+	syslet_atom_init(&at[0], SYS_read, 0, &r_read, &at[1], 3, &a_pfd, &a_c, &a_one);
+	syslet_atom_init(&at[1], SYS_getpid, 0, &r_getpid, NULL, 0);
+	r_read = r_getpid = -999;
+	done = async_exec(at, &ahu);
+	tl_ok(done == NULL && errno == 0, "chain blocked on a pipe: NULL at once");
+	tl_ok(gettid() == tid && getpid() == tid, "head keeps its TID");
+	tl_ok(r_read == -999, "the read is still pending");
+	tl_ok(write(pfd[1], "s", 1) == 1, "fill the pipe");
+	tl_ok(tl_wait_one(&ahu) == &at[1], "final atom arrives");
+	tl_ok(async_ring_pop(&ahu) == NULL, "exactly once");
+	tl_ok(r_read == 1 && c == 's' && r_getpid == getpid(), "every ret_ptr right");
+	tl_ok(tl_wait_parked(&ahu, 2), "cache-miss thread parked again");
+	close(pfd[0]);
+	close(pfd[1]);
+
+	/* A cold read: retry if QEMU completes the I/O before it sleeps. */
+	done = (void *)1;
+	for (int i = 0; i < 8 && done; i++) {
+		tl_drop_caches();
+		first += 300;
+		pread_chain(at, 4, first);
+		done = async_exec(at, &ahu);
+		if (done) {
+			struct threadlet_stats st;
+
+			threadlet_stats(&st);
+			tl_diag("cold chain ran in place (try %d): done=at+%ld rets %lld %lld %lld %lld, fallbacks %llu reason %u",
+				i + 1, (long)(done - at), rets[0], rets[1], rets[2], rets[3],
+				st.nr_fallbacks, st.last_fallback);
+			if (!pread_ok(4, first))
+				break;
+		}
+	}
+	tl_ok(done == NULL && errno == 0, "chain of cold ext4 reads went async");
+	tl_ok(tl_wait_one(&ahu) == &at[3] && pread_ok(4, first),
+	      "final atom arrives, all four reads right");
+	tl_ok(tl_wait_parked(&ahu, 2), "cache-miss thread parked again");
+}
+
+static void conditions(void)
+{
+	struct syslet_uatom at[4];
+	static long long r[4];
+	static u64 bad_fd = (u64)-1, zero, a_zero = (uintptr_t)&zero;
+
+	/* getppid() > 0, close(-1) < 0, umem_add(&zero, 0) == 0 */
+#define GETPPID(i, fl, nx) syslet_atom_init(&at[i], SYS_getppid, fl, &r[i], nx, 0)
+#define BADCLOSE(i, fl, nx) syslet_atom_init(&at[i], SYS_close, fl, &r[i], nx, 1, &bad_fd)
+#define ZERO(i, fl, nx) syslet_atom_init(&at[i], __NR_umem_add, fl, &r[i], nx, 2, &a_zero, &zero)
+	zero = 0;
+
+	GETPPID(0, SYSLET_STOP_ON_NONZERO, &at[1]);
+	GETPPID(1, 0, NULL);
+	tl_ok(async_exec(at, &ahu) == &at[0], "STOP_ON_NONZERO stops on getppid()");
+	ZERO(0, SYSLET_STOP_ON_NONZERO, &at[1]);
+	GETPPID(1, 0, NULL);
+	tl_ok(async_exec(at, &ahu) == &at[1], "STOP_ON_NONZERO goes on after 0");
+	ZERO(0, SYSLET_STOP_ON_ZERO, &at[1]);
+	GETPPID(1, 0, NULL);
+	tl_ok(async_exec(at, &ahu) == &at[0], "STOP_ON_ZERO stops on 0");
+	BADCLOSE(0, SYSLET_STOP_ON_NEGATIVE, &at[1]);
+	GETPPID(1, 0, NULL);
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EBADF,
+	      "STOP_ON_NEGATIVE stops on -EBADF");
+	GETPPID(0, SYSLET_STOP_ON_NEGATIVE, &at[1]);
+	GETPPID(1, 0, NULL);
+	tl_ok(async_exec(at, &ahu) == &at[1], "STOP_ON_NEGATIVE goes on after > 0");
+	ZERO(0, SYSLET_STOP_ON_NON_POSITIVE, &at[1]);
+	GETPPID(1, 0, NULL);
+	tl_ok(async_exec(at, &ahu) == &at[0], "STOP_ON_NON_POSITIVE stops on 0");
+	GETPPID(0, SYSLET_STOP_ON_NON_POSITIVE, &at[1]);
+	GETPPID(1, 0, NULL);
+	tl_ok(async_exec(at, &ahu) == &at[1], "STOP_ON_NON_POSITIVE goes on after > 0");
+
+	/* Branch: if close(-1) fails go to at[1] (the else), else at[2]. */
+	BADCLOSE(0, SYSLET_STOP_ON_NEGATIVE | SYSLET_SKIP_TO_NEXT_ON_STOP, &at[2]);
+	GETPPID(1, 0, NULL);
+	ZERO(2, 0, NULL);
+	r[1] = r[2] = -999;
+	tl_ok(async_exec(at, &ahu) == &at[1] && r[1] > 0 && r[2] == -999,
+	      "SKIP_TO_NEXT_ON_STOP takes the branch to atom + 1");
+	GETPPID(0, SYSLET_STOP_ON_NEGATIVE | SYSLET_SKIP_TO_NEXT_ON_STOP, &at[2]);
+	r[1] = r[2] = -999;
+	tl_ok(async_exec(at, &ahu) == &at[2] && r[1] == -999 && r[2] == 0,
+	      "and follows next when the condition does not hold");
+}
+
+static void umem_loop(void)
+{
+	struct syslet_uatom at[2];
+	static long long r[2];
+	static u64 count, minus_one = (u64)-1, a_ptr;
+	int pfd[2];
+	static u64 a_wfd, a_byte = (uintptr_t)"x", a_one = 1;
+	char buf[32];
+
+	tl_ok(umem_add(&count, 5) == 5 && count == 5, "umem_add adds and returns");
+	count = 10;
+	a_ptr = (uintptr_t)&count;
+	tl_ok(pipe(pfd) == 0, "pipe");
+	a_wfd = pfd[1];
+	/* do { write(1 byte) } while (--count): counts down with umem_add */
+	syslet_atom_init(&at[0], SYS_write, 0, &r[0], &at[1], 3, &a_wfd, &a_byte, &a_one);
+	syslet_atom_init(&at[1], __NR_umem_add, SYSLET_STOP_ON_ZERO, &r[1], &at[0], 2,
+			 &a_ptr, &minus_one);
+	tl_ok(async_exec(at, &ahu) == &at[1] && count == 0 && r[1] == 0,
+	      "umem_add loop ends at zero");
+	tl_ok(read(pfd[0], buf, sizeof(buf)) == 10, "and ran its body 10 times");
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+static void flags(void)
+{
+	struct syslet_uatom at[2], *done;
+	struct threadlet_stats s0, s1;
+	static long long r[2];
+	static u64 a_fd, a_buf, a_one = 1;
+	static char c;
+	int pfd[2];
+
+	syslet_atom_init(&at[0], SYS_getppid, SYSLET_ASYNC, &r[0], NULL, 0);
+	done = async_exec(at, &ahu);
+	tl_ok(done == NULL && errno == 0, "SYSLET_ASYNC goes async at once");
+	tl_ok(tl_wait_one(&ahu) == &at[0] && r[0] == getppid(), "and completes");
+	tl_ok(tl_wait_parked(&ahu, 2), "pool parked again");
+
+	tl_ok(pipe(pfd) == 0, "pipe");
+	a_fd = pfd[0];
+	a_buf = (uintptr_t)&c;
+	syslet_atom_init(&at[0], SYS_read, SYSLET_SYNC, &r[0], NULL, 3, &a_fd, &a_buf, &a_one);
+	if (fork() == 0) {
+		usleep(100000);
+		_exit(write(pfd[1], "y", 1) != 1);
+	}
+	threadlet_stats(&s0);
+	done = async_exec(at, &ahu);
+	threadlet_stats(&s1);
+	wait(NULL);
+	tl_ok(done == &at[0] && r[0] == 1 && s1.nr_handoffs == s0.nr_handoffs,
+	      "SYSLET_SYNC blocks in place, no hand-off");
+
+	syslet_atom_init(&at[0], SYS_read, SYSLET_NO_COMPLETE, &r[0], NULL, 3, &a_fd, &a_buf, &a_one);
+	r[0] = -999;
+	done = async_exec(at, &ahu);
+	tl_ok(done == NULL && errno == 0, "NO_COMPLETE chain went async");
+	tl_ok(write(pfd[1], "z", 1) == 1, "fill the pipe");
+	for (int i = 0; i < 1000 && r[0] == -999; i++)
+		usleep(1000);
+	tl_ok(tl_wait_parked(&ahu, 2) && r[0] == 1 && async_ring_pop(&ahu) == NULL,
+	      "NO_COMPLETE: chain finished, nothing posted");
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void bad_input(void)
+{
+	struct syslet_uatom at[3], *done;
+	static long long r[3];
+	static u64 a_bad = 0x10, a_fd;
+	int status;
+	pid_t pid;
+
+	errno = 0;
+	tl_ok(async_exec((void *)0x10, &ahu) == NULL && errno == EFAULT,
+	      "bad atom pointer: EFAULT");
+	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], NULL, 0);
+	struct async_head_user other = { 0 };
+	errno = 0;
+	tl_ok(async_exec(at, &other) == NULL && errno == EINVAL, "unknown head: EINVAL");
+
+	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], &at[1], 0);
+	syslet_atom_init(&at[1], SYS_close, 0, &r[1], &at[2], 1, (u64 *)0x10);
+	syslet_atom_init(&at[2], SYS_getppid, 0, &r[2], NULL, 0);
+	tl_ok(async_exec(at, &ahu) == &at[2] && r[1] == -EFAULT,
+	      "bad arg pointer mid-chain: -EFAULT in its ret_ptr");
+	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], (void *)0x10, 0);
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EFAULT,
+	      "bad next pointer: -EFAULT in the last good atom");
+	syslet_atom_init(&at[0], SYS_getppid, 0x100, &r[0], NULL, 0);
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EINVAL, "unknown flag: -EINVAL");
+	syslet_atom_init(&at[0], 4000, 0, &r[0], NULL, 0);
+	done = async_exec(at, &ahu);
+	tl_ok(done == &at[0] && r[0] == -EINVAL, "syscall number 4000: -EINVAL (%lld)",
+	      r[0]);
+	syslet_atom_init(&at[0], 1U << 31, 0, &r[0], NULL, 0);
+	done = async_exec(at, &ahu);
+	tl_ok(done == &at[0] && r[0] == -EINVAL, "syscall number 2^31: -EINVAL (%lld)",
+	      r[0]);
+	static const int forbidden[] = { SYS_fork, SYS_vfork, SYS_clone, SYS_clone3,
+		SYS_execve, SYS_exit, SYS_exit_group, SYS_rt_sigreturn, __NR_async_exec,
+		__NR_async_thread, __NR_threadlet_register };
+	int all = 1;
+
+	for (unsigned int i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++) {
+		syslet_atom_init(&at[0], forbidden[i], 0, &r[0], NULL, 1, &a_bad);
+		all &= async_exec(at, &ahu) == &at[0] && r[0] == -EPERM;
+	}
+	tl_ok(all, "fork, clone, exec, exit, sigreturn, async calls: -EPERM");
+	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], NULL, 0);
+	at[0].ret_ptr = 0x10;
+	tl_ok(async_exec(at, &ahu) == &at[0], "bad ret_ptr: chain stops there");
+
+	/* An endless chain stops at a signal... */
+	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], &at[0], 0);
+	signal(SIGALRM, on_alarm);
+	ualarm(100000, 0);
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EINTR,
+	      "endless chain: a signal stops it, -EINTR in ret_ptr");
+	/* ...and dies promptly with SIGKILL. */
+	pid = fork();
+	if (pid == 0) {
+		async_head_init(&ahu, 8, 1);
+		async_exec(at, &ahu);
+		_exit(0);
+	}
+	usleep(200000);
+	kill(pid, SIGKILL);
+	tl_ok(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status),
+	      "endless chain: SIGKILL ends the process");
+	(void)a_fd;
+}
+
+int main(void)
+{
+	int threads0 = tl_nr_threads();
+
+	datafd = open("/mnt/disk/data", O_RDONLY);
+	tl_ok(datafd >= 0 && async_head_init(&ahu, 16, 2) == 0, "async_head_init");
+	cached_chain();
+	blocking_chains();
+	conditions();
+	umem_loop();
+	flags();
+	bad_input();
+	async_head_exit(&ahu);
+	tl_ok(tl_nr_threads() == threads0, "no thread left behind");
+	return tl_exit();
+}
