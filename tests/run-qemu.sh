@@ -50,7 +50,10 @@ for f in "$KERNEL" "$INITRD" "$DISK"; do
 	[ -f "$f" ] || { echo "run-qemu: $f missing: run 'make image' first" >&2; exit 64; }
 done
 
-cmdline="console=ttyS0 panic=-1 oops=panic loglevel=5 tl.timeout=$gtimeout"
+# tsc=reliable: the TCG CPU has no constant_tsc and there is no HPET
+# without ACPI, so the kernel would fall back to 1 ms jiffies for
+# CLOCK_MONOTONIC; the TSC is what -icount makes deterministic.
+cmdline="console=ttyS0 panic=-1 oops=panic loglevel=5 tsc=reliable tl.timeout=$gtimeout"
 [ -z "$run" ] || cmdline="$cmdline tl.run=$(echo "$run" | tr ' ' ',')"
 [ -z "$cmd" ] || cmdline="$cmdline tl.cmd=$(echo "$cmd" | tr ' ' '+')"
 [ "$shell" = 0 ] || cmdline="$cmdline tl.shell=1"
@@ -58,7 +61,11 @@ cmdline="console=ttyS0 panic=-1 oops=panic loglevel=5 tl.timeout=$gtimeout"
 
 # Two sockets of one core: SeaBIOS lists one MP-table CPU per socket, and
 # without ACPI the MP table is how the kernel finds the second CPU.
-qemu=(qemu-system-x86_64 -nographic -no-reboot -m 1G -smp 2,sockets=2,cores=1,threads=1
+# With -icount, QEMU 7.2 runs vCPUs round-robin and never schedules the
+# second one again once it spins in cpu_init() at boot: use one CPU.
+smp=2,sockets=2,cores=1,threads=1
+[ "$icount" = 0 ] || smp=1
+qemu=(qemu-system-x86_64 -nographic -no-reboot -m 1G -smp "$smp"
 	-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline"
 	-drive "file=$DISK,if=virtio,format=raw,snapshot=on"
 	-nic none)
