@@ -13,18 +13,13 @@ typedef long (*tl_on_fn)(struct threadlet_area *, unsigned long,
 			 unsigned long, void *);
 typedef long (*tl_off_fn)(struct threadlet_area *);
 
-/* Read by tl_switch_run(); layout checked in threadlet.c. */
-struct tl_run {
-	tl_on_fn on;
-	struct threadlet_area *area;
-	struct async_head_user *ahu;
-};
-
 TL_HIDDEN void *tl_vdso_sym(const char *name);
 
 /* switch_x86_64.asm */
 TL_HIDDEN long tl_switch_run(long (*fn)(void *), void *data,
-			     unsigned long stack_top, struct tl_run *run);
+			     unsigned long stack_top,
+			     struct async_head_user *ahu,
+			     struct threadlet_area *area, tl_on_fn on);
 TL_HIDDEN long tl_park_home(struct threadlet_area *area,
 			    struct async_head_user *ahu);
 TL_HIDDEN void tl_go_home(struct threadlet_area *area, long ret)

@@ -22,11 +22,6 @@ FRAME_FCW	equ 4
 FRAME_R15	equ 24
 FRAME_SIZE	equ 72		; without the return address
 
-; struct tl_run, filled by threadlet_exec()
-RUN_ON		equ 0		; long (*on)(area, ip, sp, ahu)
-RUN_AREA	equ 8
-RUN_AHU		equ 16
-
 ; struct threadlet_area
 AREA_HOME_IP	equ 32
 AREA_HOME_SP	equ 40
@@ -42,7 +37,13 @@ NR_ASYNC_THREAD	equ 455
 	extern tl_fn_returned
 
 ; long tl_switch_run(long (*fn)(void *) [rdi], void *data [rsi],
-;                    unsigned long stack_top [rdx], struct tl_run *run [rcx])
+;                    unsigned long stack_top [rdx], void *ahu [rcx],
+;                    struct threadlet_area *area [r8],
+;                    long (*on)(area, ip, sp, ahu) [r9])
+;
+; Hot path: every threadlet that does not block runs all of it, so it saves
+; only what a resumed head needs and restores the FPU control state only
+; at .resume (a function that returns normally preserves it itself).
 tl_switch_run:
 	push	rbp
 	push	rbx
@@ -57,17 +58,15 @@ tl_switch_run:
 	mov	r12, rdi		; fn
 	mov	r13, rsi		; data
 	mov	r14, rdx		; stack top
-	mov	r15, rcx		; run (on the head stack: read it only here)
+	mov	r15, rcx		; ahu
 
-	mov	rdi, [r15 + RUN_AREA]
+	mov	rdi, r8
 	lea	rsi, [.resume]
 	mov	rdx, rsp
-	mov	rcx, [r15 + RUN_AHU]
-	call	[r15 + RUN_ON]		; threadlet_on(area, .resume, frame, ahu)
+	call	r9			; threadlet_on(area, .resume, frame, ahu)
 	test	rax, rax
-	jnz	.restore		; -errno: fn never ran
+	jnz	.out			; -errno: fn never ran
 
-	mov	r15, [r15 + RUN_AHU]	; from here on only registers are used
 	mov	rbx, rsp		; the head frame, callee-saved across fn
 	mov	rsp, r14
 	mov	rdi, r13
@@ -82,12 +81,12 @@ tl_switch_run:
 	call	tl_fn_returned
 	mov	rsp, rbx
 	mov	eax, 1
-	jmp	.restore
+	jmp	.out
 
 .resume:				; new head after a hand-off, rax = 0
-.restore:
 	ldmxcsr	[rsp + FRAME_MXCSR]
 	fldcw	[rsp + FRAME_FCW]
+.out:
 	add	rsp, FRAME_R15
 	pop	r15
 	pop	r14

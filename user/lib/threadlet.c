@@ -36,17 +36,18 @@ _Static_assert(offsetof(struct tl_head_frame, mxcsr) == 0, "FRAME_MXCSR");
 _Static_assert(offsetof(struct tl_head_frame, fcw) == 4, "FRAME_FCW");
 _Static_assert(offsetof(struct tl_head_frame, r15) == 24, "FRAME_R15");
 _Static_assert(offsetof(struct tl_head_frame, ret) == 72, "FRAME_SIZE");
-_Static_assert(offsetof(struct tl_run, on) == 0, "RUN_ON");
-_Static_assert(offsetof(struct tl_run, area) == 8, "RUN_AREA");
-_Static_assert(offsetof(struct tl_run, ahu) == 16, "RUN_AHU");
 _Static_assert(offsetof(struct threadlet_area, home_ip) == 32, "AREA_HOME_IP");
 _Static_assert(offsetof(struct threadlet_area, home_sp) == 40, "AREA_HOME_SP");
 _Static_assert(sizeof(struct threadlet_area) == THREADLET_AREA_SIZE, "area");
 _Static_assert(__NR_async_thread == 455, "NR_ASYNC_THREAD");
 
+/*
+ * initial-exec: one %fs-relative access on the fast path instead of a
+ * __tls_get_addr() call, also in libthreadlet.so.
+ */
 static __thread struct threadlet_area tl_area
-	__attribute__((aligned(THREADLET_AREA_SIZE)));
-static __thread int tl_registered;
+	__attribute__((aligned(THREADLET_AREA_SIZE), tls_model("initial-exec")));
+static __thread int tl_registered __attribute__((tls_model("initial-exec")));
 
 struct tl_pool {
 	struct tl_pool *next;
@@ -217,10 +218,11 @@ void threadlet_stack_free(unsigned long stack_top)
 
 /* ---- running threadlets ---------------------------------------------- */
 
-long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
-		    struct async_head_user *ahu)
+/* Everything threadlet_exec() does not do on its fast path. */
+static long __attribute__((noinline))
+tl_exec_slow(long (*fn)(void *), void *data, unsigned long stack_top,
+	     struct async_head_user *ahu)
 {
-	struct tl_run run;
 	int ret;
 
 	if (!fn || !ahu || !stack_top || (stack_top & 15))
@@ -228,13 +230,24 @@ long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
 	ret = tl_register();
 	if (ret)
 		return ret;
-	/* Nesting: a threadlet (or a cache-miss thread) cannot start one. */
-	if ((tl_area.flags & THREADLET_ON) || (tl_area.lib_flags & TL_LIB_CACHEMISS))
+	/*
+	 * Nesting: a cache-miss thread cannot start a threadlet; inside a
+	 * running one, threadlet_on() itself fails with -EBUSY.
+	 */
+	if (tl_area.lib_flags & TL_LIB_CACHEMISS)
 		return -EBUSY;
-	run.on = tl_on;
-	run.area = &tl_area;
-	run.ahu = ahu;
-	return tl_switch_run(fn, data, stack_top, &run);
+	return tl_switch_run(fn, data, stack_top, ahu, &tl_area, tl_on);
+}
+
+long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
+		    struct async_head_user *ahu)
+{
+	/* One test for: bad arguments, first use in this thread, nesting. */
+	if (__builtin_expect(!fn | !ahu | !stack_top | (stack_top & 15) |
+			     !tl_registered |
+			     (tl_area.lib_flags & TL_LIB_CACHEMISS), 0))
+		return tl_exec_slow(fn, data, stack_top, ahu);
+	return tl_switch_run(fn, data, stack_top, ahu, &tl_area, tl_on);
 }
 
 /* Parks a cache-miss thread for good; returns only by going home. */
@@ -250,23 +263,45 @@ tl_cachemiss_done(void *event, struct async_head_user *ahu)
 	tl_go_home(&tl_area, ret ? -errno : 0);
 }
 
-long complete_threadlet_fn(void *event, struct async_head_user *ahu)
+static long __attribute__((noinline))
+tl_complete_slow(void *event, struct async_head_user *ahu)
 {
-	if (tl_off(&tl_area) == 1)
-		return 1;		/* ran in place: nothing to post */
 	if (tl_area.lib_flags & TL_LIB_CACHEMISS)
 		tl_cachemiss_done(event, ahu);
 	return -EINVAL;			/* not inside a threadlet */
 }
 
-/* fn returned on the threadlet stack; see switch_x86_64.asm. */
+long complete_threadlet_fn(void *event, struct async_head_user *ahu)
+{
+	/*
+	 * Still on: it ran in place. Only this thread's own schedule() could
+	 * clear the flag, and nothing sleeps between this test and the vDSO
+	 * call, which clears it and counts the run.
+	 */
+	if (__builtin_expect(tl_area.flags & THREADLET_ON, 1)) {
+		tl_off(&tl_area);
+		return 1;
+	}
+	return tl_complete_slow(event, ahu);
+}
+
+/*
+ * fn returned on the threadlet stack; see switch_x86_64.asm. In the common
+ * case it completed in place and both flags are clear.
+ */
+static void __attribute__((noinline))
+tl_fn_returned_slow(void *data, struct async_head_user *ahu)
+{
+	if (tl_area.lib_flags & TL_LIB_CACHEMISS)
+		tl_cachemiss_done(data, ahu);	/* went async, did not complete */
+	tl_off(&tl_area);
+}
+
 void tl_fn_returned(long ret, void *data, struct async_head_user *ahu)
 {
 	(void)ret;
-	if (tl_area.lib_flags & TL_LIB_CACHEMISS)
-		tl_cachemiss_done(data, ahu);	/* went async, did not complete */
-	if (tl_area.flags & THREADLET_ON)
-		tl_off(&tl_area);
+	if (__builtin_expect(tl_area.lib_flags | tl_area.flags, 0))
+		tl_fn_returned_slow(data, ahu);
 }
 
 /* ---- async heads and their pools ------------------------------------- */
