@@ -4,6 +4,7 @@
 #   make check   build everything, boot, run all tests; ends "N passed, N failed"
 #   make test T=name   boot and run one guest test
 #   make shell   interactive shell in the guest
+#   make bench-micro   threadlet micro-benchmark, -icount and wall modes
 #   make kernel | user | image | clean | distclean
 #
 # Every target first runs scripts/install-deps.sh (apt-get, idempotent).
@@ -76,9 +77,16 @@ tests: user $(GUEST_TESTS) $(EXAMPLES)
 image: deps tests
 	@tests/mkimage.sh $(B) $(TBIN) tests/list
 
+# --- benchmarks -----------------------------------------------------------------
+include perf-scripts/perf.mk
+
 # --- running ------------------------------------------------------------------
-run: kernel image
-	tests/run-qemu.sh --name run --run boot
+# The main job: boot, run the demos (a syslet chain, the threadlet basics),
+# then the micro-benchmark in deterministic (-icount) mode.
+run: kernel image $(MICRO_BIN)
+	tests/run-qemu.sh --name run --run "boot syslet_file threadlet-basic"
+	BUILD=$(B) KERNEL=$(BZIMAGE) MICRO=$(MICRO_BIN) MODES=icount perf-scripts/micro.sh
+	@cat $(B)/results/micro-icount.txt
 
 check: kernel image
 	@tests/check.sh

@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Threadlet micro-benchmark: the cost of one operation, in nanoseconds of
+ * CLOCK_MONOTONIC averaged over many iterations after a warm-up.
+ *
+ *   call          a direct call of an empty, non-inlined function
+ *   null_vdso     threadlet_exec() of a function that only completes,
+ *                 with threadlet_on/off in the vDSO
+ *   null_syscall  the same with threadlet_on/off as system calls
+ *                 (THREADLET_FORCE_SYSCALL=1, measured in a fork child)
+ *   getppid       one trivial system call, for reference
+ *   pthread       pthread_create() + pthread_join() of an empty thread
+ *   handoff       from a threadlet about to block in read() on an empty
+ *                 pipe to its head running again in another thread
+ *   roundtrip     exec -> block -> write to the pipe -> completion popped
+ *
+ * Under QEMU -icount shift=0 one nanosecond is one guest instruction.
+ * The program checks that every operation did what it should (threadlets
+ * ran, returned what they must, every completion arrived once) and exits
+ * 1 if not. Missed performance targets are reported, not failures.
+ *
+ * Usage: micro [name...]   runs the named measurements only (default: all),
+ * e.g. "perf stat -e raw_syscalls:sys_enter micro null_vdso" counts the
+ * system calls of one path. Ratios and targets need all their inputs.
+ *
+ * Output: a table, then "RESULT <name> <ns_per_op>", "RATIO <name> <x>"
+ * and "TARGET <name> met|MISSED ..." lines for scripts.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <threadlet.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STACK_SIZE	(64 << 10)
+#define RING_ENTRIES	16
+#define POOL_THREADS	2
+
+#define N_CHEAP		20000	/* call, threadlets, getppid, clock */
+#define N_THREAD	1000	/* pthread_create + join */
+#define N_HANDOFF	1000	/* hand-offs and round trips */
+#define N_WARM_CHEAP	1000
+#define N_WARM_SLOW	50
+
+/* Performance targets: reported as TARGET lines, never a failure. */
+#define TARGET_VDSO_OVER_CALL	60.0	/* ns (= instructions under icount) */
+#define TARGET_SYSCALL_OVER_VDSO 10.0	/* at least this factor */
+#define TARGET_PTHREAD_OVER_HANDOFF 5.0	/* at least this factor */
+
+static struct async_head_user ahu;
+static unsigned long stack;
+static int failed;
+
+static inline uint64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void check(int cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cond)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "micro: CHECK FAILED: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	failed = 1;
+}
+
+/* ---- (a) a direct call ------------------------------------------------ */
+
+static unsigned long nr_empty;
+
+/*
+ * Does nothing but count its calls (one add, as null_fn does), and is
+ * really called: not inlined, not elided.
+ */
+static __attribute__((noinline)) void empty_fn(void)
+{
+	asm volatile("" ::: "memory");
+	nr_empty++;
+}
+
+static double bench_call(long n)
+{
+	uint64_t t0;
+	long i;
+
+	for (i = 0; i < N_WARM_CHEAP; i++)
+		empty_fn();
+	t0 = now();
+	for (i = 0; i < n; i++)
+		empty_fn();
+	return (double)(now() - t0) / n;
+}
+
+/* ---- (b), (c) a null threadlet ----------------------------------------- */
+
+static unsigned long nr_null;
+
+/* Runs in place and completes at once: the whole threadlet fast path. */
+static long null_fn(void *data)
+{
+	(void)data;
+	nr_null++;
+	return complete_threadlet_fn(NULL, &ahu);
+}
+
+/* exec + on + switch to the threadlet stack + fn + off + switch back. */
+static double bench_null(long n)
+{
+	struct threadlet_stats st0, st1;
+	long i, r, bad = 0;
+	unsigned long runs;
+	uint64_t t0;
+
+	for (i = 0; i < N_WARM_CHEAP; i++)
+		bad += threadlet_exec(null_fn, NULL, stack, &ahu) != 1;
+	threadlet_stats(&st0);
+	runs = nr_null;
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		r = threadlet_exec(null_fn, NULL, stack, &ahu);
+		bad += r != 1;
+	}
+	t0 = now() - t0;
+	threadlet_stats(&st1);
+	check(!bad, "null threadlet: %ld execs did not return 1", bad);
+	check(nr_null - runs == (unsigned long)n,
+	      "null threadlet: ran %lu times, want %ld", nr_null - runs, n);
+	check(st1.nr_sync - st0.nr_sync == (unsigned long long)n &&
+	      st1.nr_handoffs == st0.nr_handoffs,
+	      "null threadlet: area counts %llu sync, %llu hand-offs, want %ld, 0",
+	      st1.nr_sync - st0.nr_sync, st1.nr_handoffs - st0.nr_handoffs, n);
+	check(async_ring_pop(&ahu) == NULL, "null threadlet: something was posted");
+	return (double)t0 / n;
+}
+
+/*
+ * (c) in a fork child: the library picks the syscall path once per
+ * process, at first use, from THREADLET_FORCE_SYSCALL. The child sends
+ * its figure and its check verdict back through @fd.
+ */
+struct child_result {
+	double ns;
+	int failed;
+};
+
+static void syscall_child(int fd)
+{
+	struct child_result res = { 0 };
+
+	setenv("THREADLET_FORCE_SYSCALL", "1", 1);
+	stack = threadlet_stack_alloc(STACK_SIZE);
+	check(stack != 0, "child: threadlet_stack_alloc");
+	check(async_head_init(&ahu, RING_ENTRIES, 1) == 0, "child: async_head_init");
+	check(threadlet_uses_vdso() == 0,
+	      "child: THREADLET_FORCE_SYSCALL=1 still uses the vDSO");
+	if (!failed)
+		res.ns = bench_null(N_CHEAP);
+	async_head_exit(&ahu);
+	res.failed = failed;
+	if (write(fd, &res, sizeof(res)) != sizeof(res))
+		_exit(2);
+	_exit(failed);
+}
+
+static double run_syscall_child(void)
+{
+	struct child_result res = { 0 };
+	int pfd[2], status;
+	pid_t pid;
+
+	if (pipe(pfd)) {
+		check(0, "pipe: %s", strerror(errno));
+		return 0;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		syscall_child(pfd[1]);
+	}
+	close(pfd[1]);
+	check(pid > 0, "fork: %s", strerror(errno));
+	check(read(pfd[0], &res, sizeof(res)) == sizeof(res),
+	      "no result from the syscall-path child");
+	close(pfd[0]);
+	check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0 && !res.failed,
+	      "syscall-path child failed (status 0x%x)", status);
+	return res.ns;
+}
+
+/* ---- (d) a system call --------------------------------------------------- */
+
+static double bench_getppid(long n)
+{
+	pid_t ppid = getppid();
+	long i, bad = 0;
+	uint64_t t0;
+
+	for (i = 0; i < N_WARM_CHEAP; i++)
+		syscall(SYS_getppid);
+	t0 = now();
+	for (i = 0; i < n; i++)
+		bad += syscall(SYS_getppid) != ppid;
+	t0 = now() - t0;
+	check(!bad, "getppid: %ld wrong answers", bad);
+	return (double)t0 / n;
+}
+
+/* The timer itself, to judge the two-timestamp figure of (f). */
+static double bench_clock(long n)
+{
+	uint64_t t0, sink = 0;
+	long i;
+
+	for (i = 0; i < N_WARM_CHEAP; i++)
+		sink += now();
+	t0 = now();
+	for (i = 0; i < n; i++)
+		sink += now();
+	t0 = now() - t0;
+	check(sink != 0, "clock_gettime returned 0");
+	return (double)t0 / n;
+}
+
+/* ---- (e) a thread ---------------------------------------------------------- */
+
+static unsigned long nr_thread_runs;
+
+static void *empty_thread(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_add(&nr_thread_runs, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static double bench_pthread(long n)
+{
+	unsigned long runs;
+	long i, bad = 0;
+	pthread_t t;
+	uint64_t t0;
+
+	for (i = 0; i < N_WARM_SLOW; i++)
+		bad += pthread_create(&t, NULL, empty_thread, NULL) ||
+		       pthread_join(t, NULL);
+	runs = nr_thread_runs;
+	t0 = now();
+	for (i = 0; i < n; i++)
+		bad += pthread_create(&t, NULL, empty_thread, NULL) ||
+		       pthread_join(t, NULL);
+	t0 = now() - t0;
+	check(!bad, "pthread: %ld create/join failures", bad);
+	check(nr_thread_runs - runs == (unsigned long)n,
+	      "pthread: %lu threads ran, want %ld", nr_thread_runs - runs, n);
+	return (double)t0 / n;
+}
+
+/* ---- (f) a hand-off -------------------------------------------------------- */
+
+struct blocker {
+	int fd;
+	char c;
+	long n;
+	uint64_t t0;		/* set right before the threadlet blocks */
+};
+
+/* Blocks in read() on an empty pipe: the head moves to a pool thread. */
+static long blocker_fn(void *data)
+{
+	struct blocker *b = data;
+
+	__atomic_store_n(&b->t0, now(), __ATOMIC_RELEASE);
+	b->n = read(b->fd, &b->c, 1);
+	return complete_threadlet_fn(b, &ahu);
+}
+
+/* Waits until the pool is whole again: the cache-miss thread re-parked. */
+static int wait_pool_parked(void)
+{
+	long i, parked = -1;
+
+	for (i = 0; i < 1000000; i++) {
+		parked = async_head_parked(&ahu);
+		if (parked == POOL_THREADS)
+			return 0;
+		sched_yield();
+	}
+	check(0, "handoff: pool has %ld parked threads, want %d",
+	      parked, POOL_THREADS);
+	return -1;
+}
+
+/*
+ * One iteration: exec (blocks, returns 0), write a byte, wait for the
+ * completion and pop it. Adds t1 - t0 (the hand-off) to *handoff (and
+ * keeps the smallest in *hmin) and exec-to-pop to *round.
+ */
+static int handoff_once(struct blocker *b, int wfd, char c,
+			uint64_t *handoff, uint64_t *hmin, uint64_t *round)
+{
+	uint64_t r0, t1, r1, h;
+	long r;
+	void *ev;
+
+	b->n = -1;
+	b->c = 0;
+	r0 = now();
+	r = threadlet_exec(blocker_fn, b, stack, &ahu);
+	t1 = now();
+	if (r != 0) {
+		check(0, "handoff: exec returned %ld, want 0", r);
+		return -1;
+	}
+	h = t1 - __atomic_load_n(&b->t0, __ATOMIC_ACQUIRE);
+	*handoff += h;
+	if (h < *hmin)
+		*hmin = h;
+	if (write(wfd, &c, 1) != 1) {
+		check(0, "handoff: write: %s", strerror(errno));
+		return -1;
+	}
+	r = async_wait(1, ahu.user_ring_idx, &ahu);
+	ev = async_ring_pop(&ahu);
+	r1 = now();
+	*round += r1 - r0;
+	if (r < 1 || ev != b || b->n != 1 || b->c != c) {
+		check(0, "handoff: wait %ld, event %p (want %p), read %ld '%c'",
+		      r, ev, (void *)b, b->n, b->c);
+		return -1;
+	}
+	if (async_ring_pop(&ahu) != NULL) {
+		check(0, "handoff: completion posted twice");
+		return -1;
+	}
+	return wait_pool_parked();
+}
+
+static void bench_handoff(long n, double *handoff, double *hmin, double *round)
+{
+	struct threadlet_stats st0, st1;
+	uint64_t h = 0, rt = 0, ih = 0, irt = 0, min = UINT64_MAX, imin = UINT64_MAX;
+	struct blocker b = { 0 };
+	pid_t tid = gettid();
+	int pfd[2];
+	long i;
+
+	*handoff = *hmin = *round = 0;
+	if (pipe(pfd)) {
+		check(0, "pipe: %s", strerror(errno));
+		return;
+	}
+	b.fd = pfd[0];
+	for (i = 0; i < N_WARM_SLOW; i++)
+		if (handoff_once(&b, pfd[1], 'w', &ih, &imin, &irt))
+			goto out;
+	threadlet_stats(&st0);
+	for (i = 0; i < n; i++)
+		if (handoff_once(&b, pfd[1], 'a' + i % 26, &h, &min, &rt))
+			goto out;
+	threadlet_stats(&st1);
+	check(st1.nr_handoffs - st0.nr_handoffs == (unsigned long long)n &&
+	      st1.nr_fallbacks == st0.nr_fallbacks,
+	      "handoff: area counts %llu hand-offs, %llu fallbacks, want %ld, 0",
+	      st1.nr_handoffs - st0.nr_handoffs,
+	      st1.nr_fallbacks - st0.nr_fallbacks, n);
+	check(gettid() == tid, "handoff: head TID changed (%d -> %d)", tid, gettid());
+	*handoff = (double)h / n;
+	*hmin = (double)min;
+	*round = (double)rt / n;
+out:
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* ---- report ------------------------------------------------------------------ */
+
+static int nr_names;
+static char **names;
+
+/* Whether measurement @name was asked for (all are, with no arguments). */
+static int want(const char *name)
+{
+	int i;
+
+	if (!nr_names)
+		return 1;
+	for (i = 0; i < nr_names; i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
+/*
+ * The smallest step CLOCK_MONOTONIC takes. On a jiffies clocksource it is
+ * a whole tick (1 ms at HZ=1000) and every figure here would be noise.
+ */
+static uint64_t clock_step(void)
+{
+	uint64_t t0, t1, step = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		t0 = now();
+		do
+			t1 = now();
+		while (t1 == t0);
+		if (t1 - t0 < step)
+			step = t1 - t0;
+	}
+	return step;
+}
+
+static void print_clocksource(void)
+{
+	char buf[64] = "?";
+	FILE *f;
+
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+	printf("threadlet micro-benchmark: clocksource %s, %ld CPU(s) online\n",
+	       buf, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* The table is printed first, the RESULT lines after it. */
+static struct {
+	const char *name;
+	double ns;
+} results[16];
+static int nr_results;
+
+static void row(const char *name, const char *what, double ns, long n)
+{
+	printf("  %-13s %12.1f  %6ld  %s\n", name, ns, n, what);
+	results[nr_results].name = name;
+	results[nr_results++].ns = ns;
+}
+
+static void target(const char *name, int met, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void target(const char *name, int met, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("TARGET %s %s ", name, met ? "met" : "MISSED");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	double call = 0, vdso = 0, sys = 0, ppid = 0, clk, thr = 0;
+	double hoff = 0, hmin = 0, round = 0;
+	uint64_t step;
+
+	nr_names = argc - 1;
+	names = argv + 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* First, before this process touches the library: the syscall path. */
+	if (want("null_syscall"))
+		sys = run_syscall_child();
+
+	print_clocksource();
+	step = clock_step();
+	printf("clock step %llu ns\n", (unsigned long long)step);
+	/* A tick-based clocksource: boot the guest with tsc=reliable. */
+	check(step <= 1000, "CLOCK_MONOTONIC moves in steps of %llu ns",
+	      (unsigned long long)step);
+	stack = threadlet_stack_alloc(STACK_SIZE);
+	check(stack != 0, "threadlet_stack_alloc");
+	check(async_head_init(&ahu, RING_ENTRIES, POOL_THREADS) == 0,
+	      "async_head_init");
+	check(async_head_parked(&ahu) == POOL_THREADS, "pool not parked");
+	check(threadlet_uses_vdso() == 1, "threadlet_on/off not in the vDSO");
+	if (failed)
+		return 1;
+
+	if (want("call")) {
+		call = bench_call(N_CHEAP);
+		check(nr_empty == N_CHEAP + N_WARM_CHEAP, "empty_fn ran %lu times",
+		      nr_empty);
+	}
+	if (want("null_vdso"))
+		vdso = bench_null(N_CHEAP);
+	if (want("getppid"))
+		ppid = bench_getppid(N_CHEAP);
+	clk = bench_clock(N_CHEAP);
+	if (want("pthread"))
+		thr = bench_pthread(N_THREAD);
+	if (want("handoff"))
+		bench_handoff(N_HANDOFF, &hoff, &hmin, &round);
+	async_head_exit(&ahu);
+	threadlet_stack_free(stack);
+
+	printf("  %-13s %12s  %6s  %s\n", "operation", "ns/op", "iters", "what");
+	if (want("call"))
+		row("call", "(a) direct call of an empty noinline function", call, N_CHEAP);
+	if (want("null_vdso"))
+		row("null_vdso", "(b) null threadlet, threadlet_on/off in the vDSO",
+		    vdso, N_CHEAP);
+	if (want("null_syscall"))
+		row("null_syscall", "(c) null threadlet, THREADLET_FORCE_SYSCALL=1",
+		    sys, N_CHEAP);
+	if (want("getppid"))
+		row("getppid", "(d) syscall(SYS_getppid)", ppid, N_CHEAP);
+	if (want("pthread"))
+		row("pthread", "(e) pthread_create + pthread_join, empty thread",
+		    thr, N_THREAD);
+	if (want("handoff")) {
+		row("handoff", "(f) threadlet blocks -> head runs again (mean)",
+		    hoff, N_HANDOFF);
+		row("handoff_min", "(f) the same, fastest iteration", hmin, N_HANDOFF);
+		row("roundtrip", "(f) exec -> block -> write -> completion popped",
+		    round, N_HANDOFF);
+	}
+	row("clock", "clock_gettime(CLOCK_MONOTONIC), the timer", clk, N_CHEAP);
+	if (want("call") && want("null_vdso"))
+		printf("  vdso - call        %10.1f ns\n", vdso - call);
+	if (want("null_vdso") && want("null_syscall") && vdso > 0)
+		printf("  syscall / vdso     %10.2f x\n", sys / vdso);
+	if (want("pthread") && want("handoff") && hoff > 0)
+		printf("  pthread / handoff  %10.2f x\n", thr / hoff);
+
+	for (int i = 0; i < nr_results; i++)
+		printf("RESULT %s %.1f\n", results[i].name, results[i].ns);
+	if (want("call") && want("null_vdso")) {
+		printf("RESULT vdso_minus_call %.1f\n", vdso - call);
+		target("vdso_minus_call", vdso - call <= TARGET_VDSO_OVER_CALL,
+		       "%.1f ns, want <= %.0f", vdso - call, TARGET_VDSO_OVER_CALL);
+	}
+	if (want("null_vdso") && want("null_syscall") && vdso > 0) {
+		printf("RATIO syscall_over_vdso %.2f\n", sys / vdso);
+		target("syscall_over_vdso", sys >= TARGET_SYSCALL_OVER_VDSO * vdso,
+		       "%.2fx, want >= %.0fx", sys / vdso, TARGET_SYSCALL_OVER_VDSO);
+	}
+	if (want("pthread") && want("handoff") && hoff > 0) {
+		printf("RATIO pthread_over_handoff %.2f\n", thr / hoff);
+		target("pthread_over_handoff", thr > TARGET_PTHREAD_OVER_HANDOFF * hoff,
+		       "%.2fx, want > %.0fx", thr / hoff, TARGET_PTHREAD_OVER_HANDOFF);
+	}
+
+	if (failed) {
+		printf("micro: FAILED (see the checks above)\n");
+		return 1;
+	}
+	printf("micro: all checks passed\n");
+	return 0;
+}

@@ -1,0 +1,20 @@
+# Benchmarks in perf-scripts/, included from the top-level Makefile after
+# B, CC, CFLAGS and BZIMAGE are set:
+#
+#   make bench-micro   build the kernel, the image and perf-scripts/micro.c,
+#                      then run it in QEMU with -icount (1 ns = 1 guest
+#                      instruction) and in wall-clock TCG; the figures go to
+#                      $(B)/results/micro-icount.txt and micro-wall.txt.
+
+MICRO_BIN := $(B)/tests/micro
+
+# Static, like the guest tests; linked against the library in $(B)/user.
+$(MICRO_BIN): perf-scripts/micro.c $(B)/user/libthreadlet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iuser/include -Iinclude/uapi -static -o $@ $< \
+		$(B)/user/libthreadlet.a
+
+.PHONY: bench-micro
+bench-micro: kernel image $(MICRO_BIN)
+	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
+		MICRO=$(MICRO_BIN) perf-scripts/micro.sh
