@@ -52,11 +52,20 @@ if [ ! -x "$MICRO" ] || [ "$HERE/micro.c" -nt "$MICRO" ] || [ "$LIBTL" -nt "$MIC
 		-o "$MICRO" "$HERE/micro.c" "$LIBTL" || exit 1
 fi
 
-# A guest image of our own, holding only the benchmark (plus busybox and
+READS=${READS:-$(dirname "$MICRO")/reads}
+if [ ! -x "$READS" ] || [ "$HERE/reads.c" -nt "$READS" ] || [ "$LIBTL" -nt "$READS" ]; then
+	echo "  CC      $READS"
+	$CC -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
+		-I"$REPO/user/include" -I"$REPO/include/uapi" -static \
+		-o "$READS" "$HERE/reads.c" "$LIBTL" || exit 1
+fi
+
+# A guest image of our own, holding only the benchmarks (plus busybox and
 # perf): the main image and its test list stay as they are.
 IMG=$BUILD/bench-micro
 mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
 cp "$MICRO" "$IMG/bin/micro"
+cp "$READS" "$IMG/bin/reads"
 echo micro > "$IMG/list"
 [ -f "$IMG/disk.img" ] || [ ! -f "$BUILD/disk.img" ] || cp "$BUILD/disk.img" "$IMG/disk.img"
 "$REPO/tests/mkimage.sh" "$IMG" "$IMG/bin" "$IMG/list" || exit 1
@@ -65,7 +74,7 @@ events=task-clock,context-switches,page-faults,raw_syscalls:sys_enter
 events=$events,threadlet:threadlet_handoff,threadlet:threadlet_sync
 # One guest command line (run-qemu.sh turns spaces into '+', so no '+' and
 # no quotes here).
-guest="/tests/micro && echo == perf stat, whole run, its figures include the overhead"
+guest="/tests/micro && /tests/reads && echo == perf stat, whole run, its figures include the overhead"
 guest="$guest of perf on every system call && perf stat -e $events /tests/micro"
 for b in call null_vdso null_syscall getppid handoff; do
 	guest="$guest && echo == perf stat, $b only && perf stat -e $events /tests/micro $b"
