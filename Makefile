@@ -17,7 +17,7 @@ TBIN     := $(B)/tests
 JOBS     ?= $(shell nproc)
 KCC      ?= ccache gcc
 KMAKE    := $(MAKE) -C $(KSRC) O=$(KOBJ) CC="$(KCC)" HOSTCC="$(KCC)" \
-	    KBUILD_BUILD_TIMESTAMP="threadlets" KBUILD_BUILD_USER=threadlets \
+	    KBUILD_BUILD_TIMESTAMP="2026-01-01 00:00:00 UTC" KBUILD_BUILD_USER=threadlets \
 	    KBUILD_BUILD_HOST=qemu -j$(JOBS)
 export CCACHE_DIR ?= $(HOME)/.ccache
 
