@@ -14,12 +14,24 @@
  * thread the event concerns, read when the event fires.
  */
 
-TRACE_EVENT(threadlet_sync,
+DECLARE_EVENT_CLASS(threadlet_tid,
 	TP_PROTO(struct task_struct *tsk),
 	TP_ARGS(tsk),
 	TP_STRUCT__entry(__field(pid_t, tid)),
 	TP_fast_assign(__entry->tid = tsk->pid;),
 	TP_printk("tid=%d", __entry->tid)
+);
+
+/* A threadlet or syslet ran to completion in place (syscall path only). */
+DEFINE_EVENT(threadlet_tid, threadlet_sync,
+	TP_PROTO(struct task_struct *tsk),
+	TP_ARGS(tsk)
+);
+
+/* The woken spare returns to user space as the head. */
+DEFINE_EVENT(threadlet_tid, threadlet_resume,
+	TP_PROTO(struct task_struct *tsk),
+	TP_ARGS(tsk)
 );
 
 /* Fires in the sleeping task after the swap: head_tid is the head's TID. */
@@ -36,14 +48,6 @@ TRACE_EVENT(threadlet_handoff,
 	),
 	TP_printk("head_tid=%d now_running_as=%d", __entry->head_tid,
 		  __entry->sleeper_tid)
-);
-
-TRACE_EVENT(threadlet_resume,
-	TP_PROTO(struct task_struct *tsk),
-	TP_ARGS(tsk),
-	TP_STRUCT__entry(__field(pid_t, tid)),
-	TP_fast_assign(__entry->tid = tsk->pid;),
-	TP_printk("head_tid=%d", __entry->tid)
 );
 
 TRACE_EVENT(threadlet_fallback,
