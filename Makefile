@@ -4,6 +4,7 @@
 #   make check   build everything, boot, run all tests; ends "N passed, N failed"
 #   make test T=name   boot and run one guest test
 #   make shell   interactive shell in the guest
+#   make check-debug   all guest tests on a lockdep/PROVE_RCU kernel
 #   make bench-micro   threadlet micro-benchmark, -icount and wall modes
 #   make kernel | user | image | clean | distclean
 #
@@ -29,7 +30,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
-.PHONY: all deps kernel prepare user tests image run check test shell clean distclean
+.PHONY: all deps kernel kernel-debug prepare user tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
 all: kernel image
@@ -48,6 +49,18 @@ $(KOBJ)/.config: config/threadlets.config $(PATCHES) scripts/kconfig-check.sh | 
 		$(KOBJ)/.config $(CURDIR)/config/threadlets.config >/dev/null
 	$(KMAKE) -s olddefconfig
 	scripts/kconfig-check.sh config/threadlets.config $(KOBJ)/.config
+
+# The same kernel with lockdep and RCU checking, for make check-debug.
+KDBG := $(B)/kobj-debug
+$(KDBG)/.config: $(KOBJ)/.config config/debug.config
+	@mkdir -p $(KDBG)
+	cd $(KDBG) && $(KSRC)/scripts/kconfig/merge_config.sh -m -O $(KDBG) \
+		$(KOBJ)/.config $(CURDIR)/config/debug.config >/dev/null
+	$(MAKE) -C $(KSRC) O=$(KDBG) -s olddefconfig
+	scripts/kconfig-check.sh config/debug.config $(KDBG)/.config
+
+kernel-debug: kernel $(KDBG)/.config
+	@$(KMAKE:$(KOBJ)=$(KDBG)) -s bzImage
 
 kernel: prepare $(KOBJ)/.config
 	@echo "  KERNEL  $(BZIMAGE)"
@@ -90,6 +103,10 @@ run: kernel image $(MICRO_BIN)
 
 check: kernel image
 	@tests/check.sh
+
+# Every guest test on the lockdep/RCU-checking kernel.
+check-debug: kernel-debug image
+	KERNEL=$(KDBG)/arch/x86/boot/bzImage tests/run-qemu.sh --name check-debug --timeout 1800
 
 test: kernel image
 	tests/run-qemu.sh --name test-$(T) --run "$(T)"
