@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -83,6 +85,28 @@ static long read_pipe(void *data)
 	b->n = read(b->fd, &b->c, 1);
 	b->tid_after = gettid();
 	return complete_threadlet_fn(b, &ahu);
+}
+
+static volatile int spin_stop;
+
+/* Competes for CPU 0, so the threadlet below gets preempted. */
+static void *spinner(void *arg)
+{
+	(void)arg;
+	while (!spin_stop)
+		;
+	return NULL;
+}
+
+static long busy(void *data)
+{
+	long long end = *(long long *)data;
+	struct timespec ts;
+
+	do
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	while (ts.tv_sec * 1000000000LL + ts.tv_nsec < end);
+	return complete_threadlet_fn(data, &ahu);
 }
 
 /* Runs in a child, before anything set the library up there. */
@@ -162,6 +186,40 @@ int main(void)
 	for (int i = 0; i < 1000 && async_head_parked(&ahu) != 2; i++)
 		usleep(1000);
 	tl_ok(async_head_parked(&ahu) == 2, "the cache-miss thread parked again");
+
+	{
+		cpu_set_t cpu0;
+		pthread_t t;
+		struct timespec ts;
+		long long end;
+		struct threadlet_stats s0, s1;
+		long ret;
+		char line[256];
+		long nvcsw = -1;
+		FILE *f;
+
+		CPU_ZERO(&cpu0);
+		CPU_SET(0, &cpu0);
+		sched_setaffinity(0, sizeof(cpu0), &cpu0);
+		pthread_create(&t, NULL, spinner, NULL);
+		pthread_setaffinity_np(t, sizeof(cpu0), &cpu0);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		end = ts.tv_sec * 1000000000LL + ts.tv_nsec + 100000000LL;
+		threadlet_stats(&s0);
+		ret = threadlet_exec(busy, &end, stack, &ahu);
+		threadlet_stats(&s1);
+		spin_stop = 1;
+		pthread_join(t, NULL);
+		f = fopen("/proc/thread-self/status", "r");
+		while (f && fgets(line, sizeof(line), f))
+			sscanf(line, "nonvoluntary_ctxt_switches: %ld", &nvcsw);
+		if (f)
+			fclose(f);
+		tl_ok(ret == 1 && nvcsw > 0 && s1.nr_handoffs == s0.nr_handoffs &&
+		      s1.nr_fallbacks == s0.nr_fallbacks,
+		      "a preempted threadlet (%ld involuntary switches) still runs in place",
+		      nvcsw);
+	}
 
 	async_head_exit(&ahu);
 	tl_ok(1, "async_head_exit joined the pool");
