@@ -18,3 +18,13 @@ $(MICRO_BIN): perf-scripts/micro.c $(B)/user/libthreadlet.a
 bench-micro: kernel image $(MICRO_BIN)
 	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
 		MICRO=$(MICRO_BIN) perf-scripts/micro.sh
+
+# make bench: both benchmarks; perf-scripts/io.sh builds perf-scripts/io.c
+# itself (into $(B)/bench-io/bin) and writes $(B)/results/io.md and the
+# io-cached.png / io-uncached.png plots (wall-clock TCG only).
+.PHONY: bench
+bench: kernel image $(MICRO_BIN)
+	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
+		MICRO=$(MICRO_BIN) perf-scripts/micro.sh
+	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
+		perf-scripts/io.sh
