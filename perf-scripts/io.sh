@@ -23,30 +23,16 @@
 #   TIMEOUT  host timeout for the boot, seconds [1200]
 set -uo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-REPO=$(cd "$HERE/.." && pwd)
-BUILD=${BUILD:-$REPO/build}
-KERNEL=${KERNEL:-$BUILD/kobj/arch/x86/boot/bzImage}
-LIBTL=${LIBTL:-$BUILD/user/libthreadlet.a}
-RESULTS=${RESULTS:-$BUILD/results}
+NAME=io.sh
+# shellcheck source=perf-scripts/common.sh
+. "$(dirname "$0")/common.sh"
 WALL_APPEND=${WALL_APPEND:-}
 TIMEOUT=${TIMEOUT:-1200}
-CC=${CC:-gcc}
-
-die() { echo "io.sh: $*" >&2; exit 64; }
-
-[ -f "$KERNEL" ] || die "no kernel at $KERNEL (make kernel)"
-[ -f "$LIBTL" ] || die "no library at $LIBTL (make user)"
 
 IMG=$BUILD/bench-io
 BIN=$IMG/bin/io
 mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
-if [ ! -x "$BIN" ] || [ "$HERE/io.c" -nt "$BIN" ] || [ "$LIBTL" -nt "$BIN" ]; then
-	echo "  CC      $BIN"
-	$CC -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
-		-I"$REPO/user/include" -I"$REPO/include/uapi" -static \
-		-o "$BIN" "$HERE/io.c" "$LIBTL" -luring -laio -lrt || exit 1
-fi
+build_bench "$HERE/io.c" "$BIN" -luring -laio -lrt || exit 1
 
 # The guest script (the kernel command line is too short for the loop).
 METHODS="sync pthread posix_aio kaio io_uring threadlet_vdso threadlet_syscall syslet"

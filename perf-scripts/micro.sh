@@ -26,39 +26,18 @@
 # with --icount, boots one CPU.
 set -uo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-REPO=$(cd "$HERE/.." && pwd)
-BUILD=${BUILD:-$REPO/build}
-KERNEL=${KERNEL:-$BUILD/kobj/arch/x86/boot/bzImage}
-LIBTL=${LIBTL:-$BUILD/user/libthreadlet.a}
+NAME=micro.sh
+# shellcheck source=perf-scripts/common.sh
+. "$(dirname "$0")/common.sh"
 MICRO=${MICRO:-$BUILD/tests/micro}
-RESULTS=${RESULTS:-$BUILD/results}
+READS=${READS:-$(dirname "$MICRO")/reads}
 MODES=${MODES:-icount wall}
 ICOUNT_APPEND=${ICOUNT_APPEND:-}
 WALL_APPEND=${WALL_APPEND:-}
 TIMEOUT=${TIMEOUT:-900}
-CC=${CC:-gcc}
 
-die() { echo "micro.sh: $*" >&2; exit 64; }
-
-[ -f "$KERNEL" ] || die "no kernel at $KERNEL (make kernel)"
-[ -f "$LIBTL" ] || die "no library at $LIBTL (make user)"
-
-if [ ! -x "$MICRO" ] || [ "$HERE/micro.c" -nt "$MICRO" ] || [ "$LIBTL" -nt "$MICRO" ]; then
-	mkdir -p "$(dirname "$MICRO")"
-	echo "  CC      $MICRO"
-	$CC -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
-		-I"$REPO/user/include" -I"$REPO/include/uapi" -static \
-		-o "$MICRO" "$HERE/micro.c" "$LIBTL" || exit 1
-fi
-
-READS=${READS:-$(dirname "$MICRO")/reads}
-if [ ! -x "$READS" ] || [ "$HERE/reads.c" -nt "$READS" ] || [ "$LIBTL" -nt "$READS" ]; then
-	echo "  CC      $READS"
-	$CC -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
-		-I"$REPO/user/include" -I"$REPO/include/uapi" -static \
-		-o "$READS" "$HERE/reads.c" "$LIBTL" || exit 1
-fi
+build_bench "$HERE/micro.c" "$MICRO" || exit 1
+build_bench "$HERE/reads.c" "$READS" || exit 1
 
 # A guest image of our own, holding only the benchmarks (plus busybox and
 # perf): the main image and its test list stay as they are.
