@@ -28,6 +28,25 @@ AREA_HOME_SP	equ 40
 
 NR_ASYNC_THREAD	equ 455
 
+; The System V callee-saved registers, in the frame order above.
+%macro PUSH_CALLEE_SAVED 0
+	push	rbp
+	push	rbx
+	push	r12
+	push	r13
+	push	r14
+	push	r15
+%endmacro
+
+%macro POP_CALLEE_SAVED 0
+	pop	r15
+	pop	r14
+	pop	r13
+	pop	r12
+	pop	rbx
+	pop	rbp
+%endmacro
+
 	default rel
 	section .text
 
@@ -45,12 +64,7 @@ NR_ASYNC_THREAD	equ 455
 ; only what a resumed head needs and restores the FPU control state only
 ; at .resume (a function that returns normally preserves it itself).
 tl_switch_run:
-	push	rbp
-	push	rbx
-	push	r12
-	push	r13
-	push	r14
-	push	r15
+	PUSH_CALLEE_SAVED
 	sub	rsp, FRAME_R15
 	stmxcsr	[rsp + FRAME_MXCSR]
 	fnstcw	[rsp + FRAME_FCW]
@@ -88,12 +102,7 @@ tl_switch_run:
 	fldcw	[rsp + FRAME_FCW]
 .out:
 	add	rsp, FRAME_R15
-	pop	r15
-	pop	r14
-	pop	r13
-	pop	r12
-	pop	rbx
-	pop	rbp
+	POP_CALLEE_SAVED
 	ret
 
 ; long tl_park_home(struct threadlet_area *area [rdi], void *ahu [rsi])
@@ -103,12 +112,7 @@ tl_switch_run:
 ; frame's rsp) when the pool ends or a signal interrupts the wait, and
 ; tl_go_home() jumps there when a cache-miss thread cannot park again.
 tl_park_home:
-	push	rbp
-	push	rbx
-	push	r12
-	push	r13
-	push	r14
-	push	r15
+	PUSH_CALLEE_SAVED
 	sub	rsp, 8
 	lea	rax, [.home]
 	mov	[rdi + AREA_HOME_IP], rax
@@ -118,12 +122,7 @@ tl_park_home:
 	syscall
 .home:
 	add	rsp, 8
-	pop	r15
-	pop	r14
-	pop	r13
-	pop	r12
-	pop	rbx
-	pop	rbp
+	POP_CALLEE_SAVED
 	ret
 
 ; noreturn void tl_go_home(struct threadlet_area *area [rdi], long ret [rsi])
