@@ -49,6 +49,8 @@
 #define N_HANDOFF	1000	/* hand-offs and round trips */
 #define N_WARM_CHEAP	1000
 #define N_WARM_SLOW	50
+#define TICK_GAP	1000		/* ns between two clock reads: an interrupt */
+#define TICK_WAIT_MAX	3000000		/* ns: give up after three ticks at HZ=1000 */
 
 /* Performance targets: reported as TARGET lines, never a failure. */
 #define TARGET_VDSO_OVER_CALL	60.0	/* ns (= instructions under icount) */
@@ -65,6 +67,25 @@ static inline uint64_t now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Every timed loop starts right after an interrupt, normally the timer
+ * tick. Under -icount the ticks do not land at the same instruction
+ * counts in every boot, so a loop could take one tick more or less in
+ * another boot: "call" measured 5.0 in one boot and 5.2 in the next.
+ * Starting at a tick runs the loop at the same phase in every boot.
+ */
+static void tick_sync(void)
+{
+	uint64_t start = now(), t0 = start, t1;
+
+	do {
+		t1 = now();
+		if (t1 - t0 > TICK_GAP)
+			return;
+		t0 = t1;
+	} while (t1 - start < TICK_WAIT_MAX);
 }
 
 static void check(int cond, const char *fmt, ...)
@@ -104,6 +125,7 @@ static double bench_call(long n)
 
 	for (i = 0; i < N_WARM_CHEAP; i++)
 		empty_fn();
+	tick_sync();
 	t0 = now();
 	for (i = 0; i < n; i++)
 		empty_fn();
@@ -134,6 +156,7 @@ static double bench_null(long n)
 		bad += threadlet_exec(null_fn, NULL, stack, &ahu) != 1;
 	threadlet_stats(&st0);
 	runs = nr_null;
+	tick_sync();
 	t0 = now();
 	for (i = 0; i < n; i++) {
 		r = threadlet_exec(null_fn, NULL, stack, &ahu);
@@ -217,6 +240,7 @@ static double bench_getppid(long n)
 
 	for (i = 0; i < N_WARM_CHEAP; i++)
 		syscall(SYS_getppid);
+	tick_sync();
 	t0 = now();
 	for (i = 0; i < n; i++)
 		bad += syscall(SYS_getppid) != ppid;
@@ -233,6 +257,7 @@ static double bench_clock(long n)
 
 	for (i = 0; i < N_WARM_CHEAP; i++)
 		sink += now();
+	tick_sync();
 	t0 = now();
 	for (i = 0; i < n; i++)
 		sink += now();
@@ -263,6 +288,7 @@ static double bench_pthread(long n)
 		bad += pthread_create(&t, NULL, empty_thread, NULL) ||
 		       pthread_join(t, NULL);
 	runs = nr_thread_runs;
+	tick_sync();
 	t0 = now();
 	for (i = 0; i < n; i++)
 		bad += pthread_create(&t, NULL, empty_thread, NULL) ||
@@ -373,6 +399,7 @@ static void bench_handoff(long n, double *handoff, double *hmin, double *round)
 		if (handoff_once(&b, pfd[1], 'w', &ih, &imin, &irt))
 			goto out;
 	threadlet_stats(&st0);
+	tick_sync();
 	for (i = 0; i < n; i++)
 		if (handoff_once(&b, pfd[1], 'a' + i % 26, &h, &min, &rt))
 			goto out;
