@@ -10,9 +10,29 @@
  *                 (THREADLET_FORCE_SYSCALL=1, measured in a fork child)
  *   getppid       one trivial system call, for reference
  *   pthread       pthread_create() + pthread_join() of an empty thread
- *   handoff       from a threadlet about to block in read() on an empty
- *                 pipe to its head running again in another thread
+ *   handoff       (f) t0 in a threadlet right before it blocks in read() on
+ *                 an empty pipe, t1 in its head right after threadlet_exec()
+ *                 returned 0 in another task: read()'s entry and sleep, the
+ *                 hand-off in schedule(), the switch to the spare, its
+ *                 return to user space as the head
  *   roundtrip     exec -> block -> write to the pipe -> completion popped
+ *   syslet_null   (g) async_exec() of one getppid atom that completes in
+ *                 place, checked: the atom returned, getppid() in *ret_ptr,
+ *                 one in-place run in the area's counters, nothing posted
+ *   futex_handoff (h) the thread-pool alternative to (f), timed the same
+ *                 way: t0 in the head right before FUTEX_WAKE of a
+ *                 pre-started worker asleep in FUTEX_WAIT, t1 in the worker
+ *                 right after its FUTEX_WAIT returned: the wake, the head's
+ *                 FUTEX_WAIT for the result (which frees the CPU), the
+ *                 switch to the worker, its return to user space
+ *   futex_pingpong (h) t0 as above to the head back from its FUTEX_WAIT,
+ *                 having seen the worker's (empty) job done
+ *   futex_roundtrip (h) the pool's version of roundtrip, the same pipe
+ *                 read: wake the worker with the job "read a byte", write
+ *                 the byte, wait until the worker has read it
+ *
+ * Each (f) and (h) iteration starts with the spare parked, or the worker
+ * asleep, and checks that it was woken (FUTEX_WAKE woke one task).
  *
  * Under QEMU -icount shift=0 one nanosecond is one guest instruction.
  * The program checks that every operation did what it should (threadlets
@@ -21,12 +41,16 @@
  *
  * Usage: micro [name...]   runs the named measurements only (default: all),
  * e.g. "perf stat -e raw_syscalls:sys_enter micro null_vdso" counts the
- * system calls of one path. Ratios and targets need all their inputs.
+ * system calls of one path ("handoff" runs (f), "futex_handoff" all of
+ * (h)). Ratios and targets need all their inputs.
  *
- * Output: a table, then "RESULT <name> <ns_per_op>", "RATIO <name> <x>"
- * and "TARGET <name> met|MISSED ..." lines for scripts.
+ * Output: a table, then "RESULT <name> <ns_per_op>", "RATIO <name> <x>",
+ * "TARGET <name> met|MISSED ..." and "BASELINE <name> <baseline> <x>"
+ * lines for scripts. Each figure has one named baseline (its row in
+ * baselines[]): x = figure / baseline's figure.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -418,6 +442,237 @@ out:
 	close(pfd[1]);
 }
 
+/* ---- (g) a null syslet atom ------------------------------------------------ */
+
+/*
+ * async_exec() of one getppid atom: the library wrapper, the system call,
+ * reading the atom, running getppid from the chain and storing its result
+ * through ret_ptr. Nothing sleeps, so the chain completes in place and
+ * async_exec() returns the atom; nothing is posted.
+ */
+static double bench_syslet(long n)
+{
+	struct threadlet_stats st0, st1;
+	struct syslet_uatom atom, *done;
+	unsigned long long kidx;
+	long long ppid = getppid(), ret;
+	long i, bad = 0;
+	uint64_t t0;
+
+	syslet_atom_init(&atom, SYS_getppid, 0, &ret, NULL, 0);
+	for (i = 0; i < N_WARM_CHEAP; i++) {
+		ret = -1;
+		done = async_exec(&atom, &ahu);
+		bad += done != &atom || ret != ppid;
+	}
+	threadlet_stats(&st0);
+	kidx = __atomic_load_n(&ahu.kernel_ring_idx, __ATOMIC_ACQUIRE);
+	tick_sync();
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		ret = -1;
+		done = async_exec(&atom, &ahu);
+		bad += done != &atom || ret != ppid;
+	}
+	t0 = now() - t0;
+	threadlet_stats(&st1);
+	check(!bad, "syslet: %ld of %ld async_exec() did not return the atom "
+	      "with getppid() in *ret_ptr", bad, n + N_WARM_CHEAP);
+	check(st1.nr_sync - st0.nr_sync == (unsigned long long)n &&
+	      st1.nr_handoffs == st0.nr_handoffs &&
+	      st1.nr_fallbacks == st0.nr_fallbacks,
+	      "syslet: area counts %llu sync, %llu hand-offs, %llu fallbacks, "
+	      "want %ld, 0, 0", st1.nr_sync - st0.nr_sync,
+	      st1.nr_handoffs - st0.nr_handoffs,
+	      st1.nr_fallbacks - st0.nr_fallbacks, n);
+	check(__atomic_load_n(&ahu.kernel_ring_idx, __ATOMIC_ACQUIRE) == kidx &&
+	      async_ring_pop(&ahu) == NULL, "syslet: a completion was posted");
+	return (double)t0 / n;
+}
+
+/* ---- (h) a hand-off to a thread-pool worker over a futex --------------------- */
+
+enum { JOB_NOTE, JOB_READ, JOB_STOP };
+
+/*
+ * One pre-started worker and the two futex words it shares with the head.
+ * The head owns kind, fd and c (written before it bumps job); the worker
+ * owns t1, n, got and parked (written before it bumps done, except parked).
+ */
+struct fworker {
+	uint32_t job;		/* futex: the head bumps it to hand over a job */
+	uint32_t done;		/* futex: the worker bumps it when the job is done */
+	uint32_t parked;	/* worker: 1 from the end of a job to its next wake */
+	int kind, fd;
+	char c, got;
+	long n;
+	uint64_t t1;		/* worker: when it saw the job */
+	pid_t tid;
+};
+
+static long futex(uint32_t *uaddr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+static void *futex_worker(void *arg)
+{
+	struct fworker *w = arg;
+	uint32_t seen = 0;
+	uint64_t t1;
+
+	w->tid = gettid();
+	for (;;) {
+		__atomic_store_n(&w->parked, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&w->job, __ATOMIC_ACQUIRE) == seen)
+			futex(&w->job, FUTEX_WAIT_PRIVATE, seen);
+		t1 = now();
+		__atomic_store_n(&w->parked, 0, __ATOMIC_RELAXED);
+		seen = __atomic_load_n(&w->job, __ATOMIC_ACQUIRE);
+		if (w->kind == JOB_STOP)
+			return NULL;
+		w->t1 = t1;
+		if (w->kind == JOB_READ)
+			w->n = read(w->fd, &w->got, 1);
+		__atomic_store_n(&w->done, w->done + 1, __ATOMIC_RELEASE);
+		futex(&w->done, FUTEX_WAKE_PRIVATE, 1);
+	}
+}
+
+/*
+ * Waits until the worker sleeps in FUTEX_WAIT, as wait_pool_parked() waits
+ * for the pool: past "parked" its only sleep is that wait, so state S in
+ * /proc means it is there. Then the head's FUTEX_WAKE must wake it (the
+ * caller checks that it woke one task), and every iteration pays a real
+ * sleep and wake-up rather than a worker still spinning on the CPU.
+ */
+static int wait_worker_asleep(struct fworker *w)
+{
+	char path[64], buf[256], *p;
+	long i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", w->tid);
+	for (i = 0; i < 1000000; i++) {
+		if (__atomic_load_n(&w->parked, __ATOMIC_ACQUIRE)) {
+			f = fopen(path, "r");
+			p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+			if (f)
+				fclose(f);
+			if (!p) {
+				check(0, "futex: cannot read %s", path);
+				return -1;
+			}
+			if (p[1] == ' ' && p[2] == 'S')
+				return 0;
+		}
+		sched_yield();
+	}
+	check(0, "futex: the worker does not go to sleep");
+	return -1;
+}
+
+/*
+ * One job: wake the worker, let it run @kind, wait until it is done.
+ * For JOB_READ the head writes @c into the pipe after the wake (the
+ * pool's version of handoff_once()'s write). Adds worker-start - t0 to
+ * *handoff (smallest in *hmin) and t0 to done-seen to *round.
+ */
+static int futex_once(struct fworker *w, int kind, int wfd, char c,
+		      uint64_t *handoff, uint64_t *hmin, uint64_t *round)
+{
+	uint32_t d = __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
+	uint64_t t0, t2, h;
+	long woke;
+
+	if (wait_worker_asleep(w))
+		return -1;
+	w->kind = kind;
+	w->n = -1;
+	w->got = 0;
+	t0 = now();
+	__atomic_store_n(&w->job, w->job + 1, __ATOMIC_RELEASE);
+	woke = futex(&w->job, FUTEX_WAKE_PRIVATE, 1);
+	if (kind == JOB_READ && write(wfd, &c, 1) != 1) {
+		check(0, "futex: write: %s", strerror(errno));
+		return -1;
+	}
+	while (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) == d)
+		futex(&w->done, FUTEX_WAIT_PRIVATE, d);
+	t2 = now();
+	if (woke != 1 || (kind == JOB_READ && (w->n != 1 || w->got != c)) ||
+	    w->t1 < t0 || w->t1 > t2) {
+		check(0, "futex: wake woke %ld (want 1), read %ld '%c' (want '%c'), "
+		      "worker started %lld ns after t0 of %llu", woke, w->n,
+		      w->got, kind == JOB_READ ? c : 0,
+		      (long long)(w->t1 - t0), (unsigned long long)(t2 - t0));
+		return -1;
+	}
+	h = w->t1 - t0;
+	*handoff += h;
+	if (h < *hmin)
+		*hmin = h;
+	*round += t2 - t0;
+	return 0;
+}
+
+struct futex_result {
+	double handoff, hmin, pingpong, roundtrip;
+};
+
+static void bench_futex(long n, struct futex_result *res)
+{
+	uint64_t h = 0, hmin = UINT64_MAX, pp = 0, rh = 0, rmin = UINT64_MAX, rt = 0;
+	uint64_t ih = 0, imin = UINT64_MAX, irt = 0;
+	/* Static: a worker that never slept again is detached, not joined. */
+	static struct fworker w;
+	pthread_t t;
+	int pfd[2] = { -1, -1 };
+	long i;
+
+	memset(res, 0, sizeof(*res));
+	if (pthread_create(&t, NULL, futex_worker, &w)) {
+		check(0, "futex: pthread_create");
+		return;
+	}
+	while (!__atomic_load_n(&w.parked, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (pipe(pfd)) {
+		check(0, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	w.fd = pfd[0];
+	for (i = 0; i < N_WARM_SLOW; i++)
+		if (futex_once(&w, JOB_NOTE, -1, 0, &ih, &imin, &irt) ||
+		    futex_once(&w, JOB_READ, pfd[1], 'w', &ih, &imin, &irt))
+			goto out;
+	tick_sync();
+	for (i = 0; i < n; i++)
+		if (futex_once(&w, JOB_NOTE, -1, 0, &h, &hmin, &pp))
+			goto out;
+	tick_sync();
+	for (i = 0; i < n; i++)
+		if (futex_once(&w, JOB_READ, pfd[1], 'a' + i % 26, &rh, &rmin, &rt))
+			goto out;
+	res->handoff = (double)h / n;
+	res->hmin = (double)hmin;
+	res->pingpong = (double)pp / n;
+	res->roundtrip = (double)rt / n;
+out:
+	if (!wait_worker_asleep(&w)) {
+		w.kind = JOB_STOP;
+		__atomic_store_n(&w.job, w.job + 1, __ATOMIC_RELEASE);
+		futex(&w.job, FUTEX_WAKE_PRIVATE, 1);
+		pthread_join(t, NULL);
+	} else {
+		pthread_detach(t);
+	}
+	if (pfd[0] >= 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+	}
+}
+
 /* ---- report ------------------------------------------------------------------ */
 
 static int nr_names;
@@ -471,18 +726,87 @@ static void print_clocksource(void)
 	       buf, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
-/* The table is printed first, the RESULT lines after it. */
+/*
+ * Every figure's baseline: cheap operations against the direct call (the
+ * syslet against the system call it makes, the syscall path against the
+ * vDSO path it replaces), the threadlet hand-offs against the futex pool
+ * doing the same, the pool against creating a thread per job. call and
+ * pthread are the two anchors.
+ */
+static const struct {
+	const char *name, *base;
+} baselines[] = {
+	{ "call", "call" },
+	{ "null_vdso", "call" },
+	{ "null_syscall", "null_vdso" },
+	{ "getppid", "call" },
+	{ "syslet_null", "getppid" },
+	{ "pthread", "pthread" },
+	{ "handoff", "futex_handoff" },
+	{ "handoff_min", "futex_handoff_min" },
+	{ "roundtrip", "futex_roundtrip" },
+	{ "futex_handoff", "pthread" },
+	{ "futex_handoff_min", "pthread" },
+	{ "futex_pingpong", "pthread" },
+	{ "futex_roundtrip", "pthread" },
+	{ "clock", "call" },
+};
+
+/* Rows are collected first: a baseline may be measured after its users. */
 static struct {
-	const char *name;
+	const char *name, *what;
 	double ns;
-} results[16];
+	long n;
+} results[32];
 static int nr_results;
 
 static void row(const char *name, const char *what, double ns, long n)
 {
-	printf("  %-13s %12.1f  %6ld  %s\n", name, ns, n, what);
 	results[nr_results].name = name;
-	results[nr_results++].ns = ns;
+	results[nr_results].what = what;
+	results[nr_results].ns = ns;
+	results[nr_results++].n = n;
+}
+
+static double result(const char *name)
+{
+	int i;
+
+	for (i = 0; i < nr_results; i++)
+		if (!strcmp(results[i].name, name))
+			return results[i].ns;
+	return 0;
+}
+
+/* Row @i's baseline, or NULL when it was not measured in this run. */
+static const char *baseline(int i)
+{
+	size_t b;
+
+	for (b = 0; b < sizeof(baselines) / sizeof(baselines[0]); b++)
+		if (!strcmp(baselines[b].name, results[i].name))
+			return result(baselines[b].base) > 0 ? baselines[b].base : NULL;
+	return NULL;
+}
+
+static void print_table(void)
+{
+	const char *base;
+	char vs[48];
+	int i;
+
+	printf("  %-17s %12s  %6s  %-26s %s\n", "operation", "ns/op", "iters",
+	       "x baseline", "what");
+	for (i = 0; i < nr_results; i++) {
+		base = baseline(i);
+		if (base)
+			snprintf(vs, sizeof(vs), "%.2f x %s",
+				 results[i].ns / result(base), base);
+		else
+			snprintf(vs, sizeof(vs), "-");
+		printf("  %-17s %12.1f  %6ld  %-26s %s\n", results[i].name,
+		       results[i].ns, results[i].n, vs, results[i].what);
+	}
 }
 
 static void target(const char *name, int met, const char *fmt, ...)
@@ -500,9 +824,12 @@ static void target(const char *name, int met, const char *fmt, ...)
 
 int main(int argc, char **argv)
 {
-	double call = 0, vdso = 0, sys = 0, ppid = 0, clk, thr = 0;
+	double call = 0, vdso = 0, sys = 0, ppid = 0, slet = 0, clk, thr = 0;
 	double hoff = 0, hmin = 0, round = 0;
+	struct futex_result fx = { 0 };
+	const char *base;
 	uint64_t step;
+	int i;
 
 	nr_names = argc - 1;
 	names = argv + 1;
@@ -540,10 +867,14 @@ int main(int argc, char **argv)
 		thr = bench_pthread(N_THREAD);
 	if (want("handoff"))
 		bench_handoff(N_HANDOFF, &hoff, &hmin, &round);
+	/* After the existing ones, so that their figures stay comparable. */
+	if (want("syslet_null"))
+		slet = bench_syslet(N_CHEAP);
+	if (want("futex_handoff"))
+		bench_futex(N_HANDOFF, &fx);
 	async_head_exit(&ahu);
 	threadlet_stack_free(stack);
 
-	printf("  %-13s %12s  %6s  %s\n", "operation", "ns/op", "iters", "what");
 	if (want("call"))
 		row("call", "(a) direct call of an empty noinline function", call, N_CHEAP);
 	if (want("null_vdso"))
@@ -554,6 +885,9 @@ int main(int argc, char **argv)
 		    sys, N_CHEAP);
 	if (want("getppid"))
 		row("getppid", "(d) syscall(SYS_getppid)", ppid, N_CHEAP);
+	if (want("syslet_null"))
+		row("syslet_null", "(g) async_exec() of one getppid atom, in place",
+		    slet, N_CHEAP);
 	if (want("pthread"))
 		row("pthread", "(e) pthread_create + pthread_join, empty thread",
 		    thr, N_THREAD);
@@ -564,15 +898,30 @@ int main(int argc, char **argv)
 		row("roundtrip", "(f) exec -> block -> write -> completion popped",
 		    round, N_HANDOFF);
 	}
+	if (want("futex_handoff")) {
+		row("futex_handoff", "(h) FUTEX_WAKE -> sleeping worker runs the job (mean)",
+		    fx.handoff, N_HANDOFF);
+		row("futex_handoff_min", "(h) the same, fastest iteration",
+		    fx.hmin, N_HANDOFF);
+		row("futex_pingpong", "(h) wake worker -> empty job -> head sees it done",
+		    fx.pingpong, N_HANDOFF);
+		row("futex_roundtrip", "(h) wake worker -> write -> worker read -> head sees it",
+		    fx.roundtrip, N_HANDOFF);
+	}
 	row("clock", "clock_gettime(CLOCK_MONOTONIC), the timer", clk, N_CHEAP);
+	print_table();
 	if (want("call") && want("null_vdso"))
 		printf("  vdso - call        %10.1f ns\n", vdso - call);
 	if (want("null_vdso") && want("null_syscall") && vdso > 0)
 		printf("  syscall / vdso     %10.2f x\n", sys / vdso);
 	if (want("pthread") && want("handoff") && hoff > 0)
 		printf("  pthread / handoff  %10.2f x\n", thr / hoff);
+	if (want("futex_handoff") && want("handoff") && hoff > 0)
+		printf("  futex / handoff    %10.2f x\n", fx.handoff / hoff);
+	if (want("syslet_null") && want("getppid") && ppid > 0)
+		printf("  syslet / getppid   %10.2f x\n", slet / ppid);
 
-	for (int i = 0; i < nr_results; i++)
+	for (i = 0; i < nr_results; i++)
 		printf("RESULT %s %.1f\n", results[i].name, results[i].ns);
 	if (want("call") && want("null_vdso")) {
 		printf("RESULT vdso_minus_call %.1f\n", vdso - call);
@@ -588,6 +937,19 @@ int main(int argc, char **argv)
 		printf("RATIO pthread_over_handoff %.2f\n", thr / hoff);
 		target("pthread_over_handoff", thr > TARGET_PTHREAD_OVER_HANDOFF * hoff,
 		       "%.2fx, want > %.0fx", thr / hoff, TARGET_PTHREAD_OVER_HANDOFF);
+	}
+	if (want("syslet_null") && want("getppid") && ppid > 0)
+		printf("RATIO syslet_over_getppid %.2f\n", slet / ppid);
+	if (want("futex_handoff") && want("handoff") && hoff > 0 && round > 0) {
+		printf("RATIO futex_handoff_over_handoff %.2f\n", fx.handoff / hoff);
+		printf("RATIO futex_roundtrip_over_roundtrip %.2f\n",
+		       fx.roundtrip / round);
+	}
+	for (i = 0; i < nr_results; i++) {
+		base = baseline(i);
+		if (base)
+			printf("BASELINE %s %s %.2f\n", results[i].name, base,
+			       results[i].ns / result(base));
 	}
 
 	if (failed) {
