@@ -8,13 +8,16 @@
 # of single paths to show which of them enter the kernel.
 #
 # Results: $RESULTS/micro-icount.txt and $RESULTS/micro-wall.txt; serial
-# logs: $BUILD/logs/micro-<mode>.log.
+# logs: $BUILD/logs/micro-<mode>.log. Then, from whichever of them exist:
+# $RESULTS/micro.md, every figure as cost per operation and as a ratio to
+# its baseline (named by micro.c), and $RESULTS/micro-cost.png, the costs
+# side by side on a log scale.
 #
 # Determinism: icount mode boots ICOUNT_RUNS times (the later runs go to
 # micro-icount-<n>.txt), and the figures of the first micro run of each
 # boot are compared with those of the first boot: the spread per figure,
 # then "DETERMINISM ok: ..." or "DETERMINISM NOT ok: ...", in
-# $RESULTS/micro-determinism.txt. Figures that wait for the
+# $RESULTS/micro-determinism.txt and in micro.md. Figures that wait for the
 # host's disk (the cold reads) are left out: -icount does not make host I/O
 # deterministic.
 #
@@ -172,4 +175,123 @@ if [[ " $runs " == *" icount-2 "* ]] && [ -s "$RESULTS/micro-icount.txt" ]; then
 		      else print "DETERMINISM NOT ok: over " max "%:" list }' "$det" | tee -a "$det"
 fi
 
+# The table and the plot, from the runs that exist: the first icount boot,
+# the later ones (their figure and spread), the wall run.
+md=$RESULTS/micro.md
+main=$RESULTS/micro-icount.txt
+[[ " $runs " == *" icount "* ]] || main=$RESULTS/micro-wall.txt
+cols=""
+for run in $runs; do
+	[ -s "$RESULTS/micro-$run.txt" ] && first_run "$RESULTS/micro-$run.txt" |
+		grep -q '^RESULT ' && cols="$cols $run"
+done
+if [ -n "$cols" ]; then
+	# rows: "name<TAB>iters<TAB>what" in micro.c's order, from its table
+	rows=$(first_run "$main" | awk '
+		/^RESULT / { res[$2] = 1 }
+		/^  [a-z_]+ +[0-9.]+ +[0-9]+ / { n++; name[n] = $1; it[n] = $3
+			w = ""; from = $4 == "-" ? 5 : 7
+			for (i = from; i <= NF; i++) w = w (w == "" ? "" : " ") $i
+			what[n] = w }
+		END { for (i = 1; i <= n; i++) if (name[i] in res)
+			printf "%s\t%s\t%s\n", name[i], it[i], what[i] }')
+	dat=$IMG/cost.dat
+	{
+		echo "# Threadlet micro-benchmark"
+		echo
+		echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(qemu-system-x86_64 --version | head -n1),"
+		echo "kernel $KERNEL, library $LIBTL. Columns per run:"
+		for run in $cols; do
+			case $run in
+			icount) echo "- **icount**: \`-icount shift=0,sleep=off\`, 1 vCPU: 1 ns = 1 guest instruction;" ;;
+			icount-*) echo "- **${run}**: the same, another boot (spread = |a - b| / min(a, b) against boot 1);" ;;
+			wall) echo "- **wall**: plain TCG, 2 vCPUs, guest time follows the host clock (noisy: compare within the run);" ;;
+			esac
+		done
+		echo
+		echo "Each figure is the mean cost of one operation over *iters* iterations"
+		echo "after a warm-up, from the first run of the boot (without perf). *x base*"
+		echo "is the figure divided by its baseline's figure from the same run; the"
+		echo "baseline is named in the *baseline* column. Raw output: micro-<run>.txt."
+		echo
+		hdr="| operation | what it measures | iters | baseline |"
+		sep="| --- | --- | ---: | --- |"
+		for run in $cols; do
+			case $run in
+			icount-*) hdr="$hdr $run ns/op | spread |"; sep="$sep ---: | ---: |" ;;
+			*) hdr="$hdr $run ns/op | $run x base |"; sep="$sep ---: | ---: |" ;;
+			esac
+		done
+		echo "$hdr"
+		echo "$sep"
+		: > "$dat"
+		while IFS=$'\t' read -r name iters what; do
+			base=$(first_run "$main" | awk -v n="$name" '$1 == "BASELINE" && $2 == n { print $3 }')
+			line="| $name | $what | $iters | ${base:--} |"
+			datl=$name
+			a=$(first_run "$RESULTS/micro-icount.txt" 2>/dev/null | awk -v n="$name" '$1 == "RESULT" && $2 == n { print $3 }')
+			for run in $cols; do
+				f=$RESULTS/micro-$run.txt
+				v=$(first_run "$f" | awk -v n="$name" '$1 == "RESULT" && $2 == n { print $3 }')
+				r=$(first_run "$f" | awk -v n="$name" '$1 == "BASELINE" && $2 == n { print $4 }')
+				case $run in
+				icount-*)
+					s=$(awk -v a="${a:-0}" -v b="${v:-0}" 'BEGIN {
+						if (a <= 0 || b <= 0) { print "-"; exit }
+						d = a - b; if (d < 0) d = -d
+						printf "%.2f%%", 100 * d / (a < b ? a : b) }')
+					line="$line ${v:--} | $s |" ;;
+				*)
+					line="$line ${v:--} | ${r:--} |"
+					datl="$datl ${v:--}" ;;
+				esac
+			done
+			echo "$line"
+			echo "$datl" >> "$dat"
+		done <<< "$rows"
+		echo
+		echo "Ratios and targets (first run of each boot):"
+		echo
+		for run in $cols; do
+			first_run "$RESULTS/micro-$run.txt" | grep -E '^(RATIO|TARGET) ' |
+				sed "s/^/    $run: /"
+		done
+		if [ -s "$det" ]; then
+			echo
+			echo "Determinism of -icount (all figures of the first run, cold reads"
+			echo "excluded; micro-determinism.txt):"
+			echo
+			grep '^DETERMINISM' "$det" | sed 's/^/    /'
+		fi
+		echo
+		echo "![cost per operation](micro-cost.png)"
+	} > "$md"
+
+	# One cluster per operation, one bar per mode (not the later icount boots).
+	i=2
+	plots=""
+	for run in $cols; do
+		case $run in icount-*) continue ;; esac
+		plots="$plots${plots:+, }'$dat' using $i:xtic(1) title '$run'"
+		i=$((i + 1))
+	done
+	gnuplot <<GP || echo "micro.sh: gnuplot failed" >&2
+set terminal pngcairo size 1100,650 font ',10' noenhanced
+set output '$RESULTS/micro-cost.png'
+set title 'threadlet micro-benchmark: cost per operation (icount: 1 ns = 1 guest instruction)'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set datafile missing '-'
+set logscale y 10
+set ylabel 'ns per operation (log scale)'
+set xtics rotate by -35 scale 0
+set grid ytics mytics
+set key top left
+set bmargin 8
+plot $plots
+GP
+	echo "  RESULTS $md $RESULTS/micro-cost.png"
+fi
 exit $status
