@@ -72,7 +72,7 @@ events=$events,threadlet:threadlet_handoff,threadlet:threadlet_sync
 # no quotes here).
 guest="/tests/micro && /tests/reads && echo == perf stat, whole run, its figures include the overhead"
 guest="$guest of perf on every system call && perf stat -e $events /tests/micro"
-for b in call null_vdso null_syscall getppid handoff; do
+for b in call null_vdso null_syscall getppid syslet_null handoff futex_handoff; do
 	guest="$guest && echo == perf stat, $b only && perf stat -e $events /tests/micro $b"
 done
 
