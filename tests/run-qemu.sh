@@ -12,6 +12,8 @@
 #   --log FILE       where to save the serial log (default build/logs/...)
 #   --name NAME      name of the run, used for the default log file
 #   --append "..."   extra kernel command line
+#   --drive-opts "a=b,..."  extra -drive options for the disk, e.g. QEMU's
+#                    throttling.iops-total=N (default: none)
 #
 # Verdict (exit status 0 only if all hold):
 #   - the guest printed a TAP plan and a result line for every planned test,
@@ -28,7 +30,7 @@ KERNEL=${KERNEL:-$B/kobj/arch/x86/boot/bzImage}
 INITRD=${INITRD:-$B/initramfs.cpio}
 DISK=${DISK:-$B/disk.img}
 
-run="" cmd="" shell=0 timeout=600 gtimeout=120 icount=0 kvm=0 log="" name=run append=""
+run="" cmd="" shell=0 timeout=600 gtimeout=120 icount=0 kvm=0 log="" name=run append="" drive_opts=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--run) run=$2; shift ;;
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--log) log=$2; shift ;;
 	--name) name=$2; shift ;;
 	--append) append=$2; shift ;;
+	--drive-opts) drive_opts=$2; shift ;;
 	*) echo "run-qemu: unknown option $1" >&2; exit 64 ;;
 	esac
 	shift
@@ -67,7 +70,7 @@ smp=2,sockets=2,cores=1,threads=1
 [ "$icount" = 0 ] || smp=1
 qemu=(qemu-system-x86_64 -nographic -no-reboot -m 1G -smp "$smp"
 	-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline"
-	-drive "file=$DISK,if=virtio,format=raw,snapshot=on"
+	-drive "file=$DISK,if=virtio,format=raw,snapshot=on${drive_opts:+,$drive_opts}"
 	-nic none)
 if [ "$kvm" = 1 ]; then
 	qemu+=(-enable-kvm -cpu host)
