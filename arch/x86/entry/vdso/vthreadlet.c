@@ -3,9 +3,11 @@
  * threadlet_on()/threadlet_off() without a system call.
  *
  * The area is the calling thread's registered struct threadlet_area; the
- * kernel pinned it, so these stores never fault. Only the owning thread
- * calls these and only its own schedule() reads the area, so program order
- * is the only ordering needed: the flag is armed last and read first.
+ * kernel pinned it, so these accesses never fault. Only the owning thread
+ * calls these, and the kernel touches flags only in that thread's own
+ * schedule() (the hand-off clears it while the thread sleeps), so plain
+ * accesses in program order suffice: the flag is armed last, after the
+ * resume point it guards (barrier() keeps the compiler to that order).
  * The syscall forms (kernel/async/area.c) have the same semantics.
  */
 #include <linux/compiler.h>
@@ -16,15 +18,13 @@ notrace long
 __vdso_threadlet_on(struct threadlet_area *area, unsigned long head_ip,
 		    unsigned long head_sp, void *ahu)
 {
-	u32 flags = READ_ONCE(area->flags);
-
-	if (flags & THREADLET_ON)
+	if (area->flags & THREADLET_ON)
 		return -EBUSY;
 	area->head_ip = head_ip;
 	area->head_sp = head_sp;
 	area->ahu = (unsigned long)ahu;
 	barrier();
-	WRITE_ONCE(area->flags, flags | THREADLET_ON);
+	area->flags |= THREADLET_ON;
 	return 0;
 }
 
@@ -32,18 +32,19 @@ long threadlet_on(struct threadlet_area *area, unsigned long head_ip,
 		  unsigned long head_sp, void *ahu)
 	__weak __alias(__vdso_threadlet_on);
 
-/* Returns 1 if the threadlet ran in place, 0 if its head was handed off. */
+/*
+ * Returns 1 if the threadlet ran in place, 0 if its head was handed off
+ * (the kernel cleared the flag then). Branch-free: this is on the path of
+ * every threadlet that completes in place.
+ */
 notrace long
 __vdso_threadlet_off(struct threadlet_area *area)
 {
-	u32 flags = READ_ONCE(area->flags);
+	u32 on = READ_ONCE(area->flags) & THREADLET_ON;
 
-	WRITE_ONCE(area->flags, flags & ~THREADLET_ON);
-	barrier();
-	if (!(flags & THREADLET_ON))
-		return 0;
-	area->nr_sync++;
-	return 1;
+	area->flags &= ~THREADLET_ON;
+	area->nr_sync += on;
+	return on;
 }
 
 long threadlet_off(struct threadlet_area *area)
