@@ -57,7 +57,32 @@ void threadlet_stack_free(unsigned long stack_top);
 
 long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
 		    struct async_head_user *ahu);
-long complete_threadlet_fn(void *event, struct async_head_user *ahu);
+
+/*
+ * The library's private ABI for the inline fast path below; do not use
+ * them directly. __threadlet_area is the calling thread's area (defined
+ * in the library; initial-exec, as glibc's __rseq_offset users do), and
+ * __threadlet_off the vDSO's threadlet_off() or its syscall form.
+ */
+typedef long (*__threadlet_off_fn)(struct threadlet_area *);
+extern __thread struct threadlet_area __threadlet_area
+	__attribute__((tls_model("initial-exec")));
+extern __threadlet_off_fn __threadlet_off;
+long __complete_threadlet_fn(void *event, struct async_head_user *ahu);
+
+/*
+ * The end of a threadlet function: returns 1 if it ran in place (nothing
+ * is posted), and never returns in a cache-miss thread (@event is posted
+ * into @ahu's ring and the thread parks); -EINVAL outside a threadlet.
+ * Inline, so that the common case is a test and the vDSO call.
+ */
+static inline long complete_threadlet_fn(void *event,
+					 struct async_head_user *ahu)
+{
+	if (__builtin_expect(__threadlet_area.flags & THREADLET_ON, 1))
+		return __threadlet_off(&__threadlet_area);
+	return __complete_threadlet_fn(event, ahu);
+}
 
 /*
  * Syslets: chains of system calls run in the kernel (see

@@ -6,25 +6,36 @@
 
 #define TL_HIDDEN __attribute__((visibility("hidden")))
 
-/* threadlet_area.lib_flags: this identity is a pool (cache-miss) thread. */
-#define TL_LIB_CACHEMISS	(1U << 0)
+/*
+ * threadlet_area.lib_flags. TL_LIB_UNREGISTERED: the kernel does not know
+ * this area (yet); every thread starts so. TL_LIB_CACHEMISS: this identity
+ * is a pool (cache-miss) thread.
+ */
+#define TL_LIB_UNREGISTERED	(1U << 0)
+#define TL_LIB_CACHEMISS	(1U << 1)
 
 typedef long (*tl_on_fn)(struct threadlet_area *, unsigned long,
 			 unsigned long, void *);
-typedef long (*tl_off_fn)(struct threadlet_area *);
+typedef __threadlet_off_fn tl_off_fn;
 
 TL_HIDDEN void *tl_vdso_sym(const char *name);
+
+TL_HIDDEN extern tl_on_fn tl_on;
 
 /* switch_x86_64.asm */
 TL_HIDDEN long tl_switch_run(long (*fn)(void *), void *data,
 			     unsigned long stack_top,
 			     struct async_head_user *ahu,
-			     struct threadlet_area *area, tl_on_fn on);
+			     struct threadlet_area *area);
 TL_HIDDEN long tl_park_home(struct threadlet_area *area,
 			    struct async_head_user *ahu);
 TL_HIDDEN void tl_go_home(struct threadlet_area *area, long ret)
 	__attribute__((noreturn));
-TL_HIDDEN void tl_fn_returned(long ret, void *data,
-			      struct async_head_user *ahu);
+
+/* threadlet.c, called from switch_x86_64.asm */
+TL_HIDDEN long tl_exec_slow(long (*fn)(void *), void *data,
+			    unsigned long stack_top,
+			    struct async_head_user *ahu);
+TL_HIDDEN void tl_fn_returned_slow(void *data);
 
 #endif /* TL_INTERNAL_H */

@@ -23,31 +23,39 @@
 
 #include "internal.h"
 
-/* The head frame that switch_x86_64.asm builds; see the comment there. */
+/* The head frame and top block that switch_x86_64.asm builds; see there. */
 struct tl_head_frame {
-	uint32_t mxcsr;
-	uint16_t fcw;
-	uint16_t pad0;
-	uint64_t pad1[2];
+	uint64_t top;
 	uint64_t r15, r14, r13, r12, rbx, rbp;
 	uint64_t ret;
 };
-_Static_assert(offsetof(struct tl_head_frame, mxcsr) == 0, "FRAME_MXCSR");
-_Static_assert(offsetof(struct tl_head_frame, fcw) == 4, "FRAME_FCW");
-_Static_assert(offsetof(struct tl_head_frame, r15) == 24, "FRAME_R15");
-_Static_assert(offsetof(struct tl_head_frame, ret) == 72, "FRAME_SIZE");
+
+struct tl_top {
+	uint32_t mxcsr;
+	uint16_t fcw;
+	uint16_t pad;
+	uint64_t fn, data, head;
+};
+_Static_assert(offsetof(struct tl_head_frame, top) == 0, "FRAME_TOP");
+_Static_assert(offsetof(struct tl_head_frame, ret) == 56, "head frame: 7 quadwords");
+_Static_assert(offsetof(struct tl_top, mxcsr) == 0, "TOP_MXCSR");
+_Static_assert(offsetof(struct tl_top, fcw) == 4, "TOP_FCW");
+_Static_assert(offsetof(struct tl_top, fn) == 8, "TOP_FN");
+_Static_assert(offsetof(struct tl_top, data) == 16, "TOP_DATA");
+_Static_assert(offsetof(struct tl_top, head) == 24, "TOP_HEAD");
+_Static_assert(sizeof(struct tl_top) == 32, "TOP_SIZE");
+_Static_assert(offsetof(struct threadlet_area, flags) == 0 &&
+	       offsetof(struct threadlet_area, lib_flags) == 4, "AREA_STATE");
 _Static_assert(offsetof(struct threadlet_area, home_ip) == 32, "AREA_HOME_IP");
 _Static_assert(offsetof(struct threadlet_area, home_sp) == 40, "AREA_HOME_SP");
 _Static_assert(sizeof(struct threadlet_area) == THREADLET_AREA_SIZE, "area");
 _Static_assert(__NR_async_thread == 455, "NR_ASYNC_THREAD");
 
-/*
- * initial-exec: one %fs-relative access on the fast path instead of a
- * __tls_get_addr() call, also in libthreadlet.so.
- */
-static __thread struct threadlet_area tl_area
-	__attribute__((aligned(THREADLET_AREA_SIZE), tls_model("initial-exec")));
-static __thread int tl_registered __attribute__((tls_model("initial-exec")));
+_Static_assert(TL_LIB_UNREGISTERED == 1, "TL_LIB_UNREGISTERED");
+
+/* The async head whose pool this thread belongs to, if it is a pool thread. */
+static __thread struct async_head_user *tl_pool_ahu
+	__attribute__((tls_model("initial-exec")));
 
 struct tl_pool {
 	struct tl_pool *next;
@@ -56,8 +64,12 @@ struct tl_pool {
 	pthread_t threads[];
 };
 
-static tl_on_fn tl_on;
-static tl_off_fn tl_off;
+/*
+ * Set once, by tl_init(): the vDSO's functions or the syscall forms.
+ * __threadlet_off is exported for the inline complete_threadlet_fn().
+ */
+tl_on_fn tl_on;
+tl_off_fn __threadlet_off;
 static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
 
 static long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
@@ -82,8 +94,8 @@ static struct tl_pool *tl_pools;
  */
 static void tl_atfork_child(void)
 {
-	tl_registered = 0;
-	tl_area.flags = 0;
+	__threadlet_area.flags = 0;
+	__threadlet_area.lib_flags |= TL_LIB_UNREGISTERED;
 	tl_pools = NULL;
 }
 
@@ -95,18 +107,18 @@ static void tl_init(void)
 	pthread_atfork(NULL, NULL, tl_atfork_child);
 	if (!force || strcmp(force, "1")) {
 		tl_on = (tl_on_fn)tl_vdso_sym("__vdso_threadlet_on");
-		tl_off = (tl_off_fn)tl_vdso_sym("__vdso_threadlet_off");
+		__threadlet_off = (tl_off_fn)tl_vdso_sym("__vdso_threadlet_off");
 	}
-	if (!tl_on || !tl_off) {
+	if (!tl_on || !__threadlet_off) {
 		tl_on = tl_syscall_on;
-		tl_off = tl_syscall_off;
+		__threadlet_off = tl_syscall_off;
 		return;
 	}
 	/*
 	 * Touch the vDSO text now, so that a threadlet never takes (and
 	 * sleeps in) the fault that first maps it.
 	 */
-	tl_off(&scratch);
+	__threadlet_off(&scratch);
 }
 
 int threadlet_uses_vdso(void)
@@ -119,28 +131,28 @@ int threadlet_uses_vdso(void)
 static int tl_register(void)
 {
 	pthread_once(&tl_once, tl_init);
-	if (tl_registered)
+	if (!(__threadlet_area.lib_flags & TL_LIB_UNREGISTERED))
 		return 0;
-	if (syscall(__NR_threadlet_register, &tl_area, sizeof(tl_area), 0))
+	if (syscall(__NR_threadlet_register, &__threadlet_area, sizeof(__threadlet_area), 0))
 		return -errno;
-	tl_registered = 1;
+	__threadlet_area.lib_flags &= ~TL_LIB_UNREGISTERED;
 	return 0;
 }
 
 static void tl_unregister(void)
 {
-	if (tl_registered &&
-	    !syscall(__NR_threadlet_register, &tl_area, sizeof(tl_area),
+	if (!(__threadlet_area.lib_flags & TL_LIB_UNREGISTERED) &&
+	    !syscall(__NR_threadlet_register, &__threadlet_area, sizeof(__threadlet_area),
 		     THREADLET_UNREGISTER))
-		tl_registered = 0;
+		__threadlet_area.lib_flags |= TL_LIB_UNREGISTERED;
 }
 
 void threadlet_stats(struct threadlet_stats *st)
 {
-	st->nr_sync = tl_area.nr_sync;
-	st->nr_handoffs = tl_area.nr_handoffs;
-	st->nr_fallbacks = tl_area.nr_fallbacks;
-	st->last_fallback = tl_area.last_fallback;
+	st->nr_sync = __threadlet_area.nr_sync;
+	st->nr_handoffs = __threadlet_area.nr_handoffs;
+	st->nr_fallbacks = __threadlet_area.nr_fallbacks;
+	st->last_fallback = __threadlet_area.last_fallback;
 }
 
 /* ---- stacks ---------------------------------------------------------- */
@@ -218,36 +230,26 @@ void threadlet_stack_free(unsigned long stack_top)
 
 /* ---- running threadlets ---------------------------------------------- */
 
-/* Everything threadlet_exec() does not do on its fast path. */
-static long __attribute__((noinline))
-tl_exec_slow(long (*fn)(void *), void *data, unsigned long stack_top,
-	     struct async_head_user *ahu)
+/*
+ * Everything threadlet_exec() (switch_x86_64.asm) does not do on its fast
+ * path: argument errors, the first use in this thread, nesting.
+ */
+long tl_exec_slow(long (*fn)(void *), void *data, unsigned long stack_top,
+		  struct async_head_user *ahu)
 {
 	int ret;
 
-	if (!fn || !ahu || !stack_top || (stack_top & 15))
+	/* No stack ends in the first page; nor can the top block fit there. */
+	if (!fn || !ahu || stack_top < 4096 || (stack_top & 15))
 		return -EINVAL;
 	ret = tl_register();
 	if (ret)
 		return ret;
-	/*
-	 * Nesting: a cache-miss thread cannot start a threadlet; inside a
-	 * running one, threadlet_on() itself fails with -EBUSY.
-	 */
-	if (tl_area.lib_flags & TL_LIB_CACHEMISS)
+	/* Not in a cache-miss thread, nor inside a running threadlet. */
+	if ((__threadlet_area.lib_flags & TL_LIB_CACHEMISS) ||
+	    (__threadlet_area.flags & THREADLET_ON))
 		return -EBUSY;
-	return tl_switch_run(fn, data, stack_top, ahu, &tl_area, tl_on);
-}
-
-long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
-		    struct async_head_user *ahu)
-{
-	/* One test for: bad arguments, first use in this thread, nesting. */
-	if (__builtin_expect(!fn | !ahu | !stack_top | (stack_top & 15) |
-			     !tl_registered |
-			     (tl_area.lib_flags & TL_LIB_CACHEMISS), 0))
-		return tl_exec_slow(fn, data, stack_top, ahu);
-	return tl_switch_run(fn, data, stack_top, ahu, &tl_area, tl_on);
+	return tl_switch_run(fn, data, stack_top, ahu, &__threadlet_area);
 }
 
 /* Parks a cache-miss thread for good; returns only by going home. */
@@ -260,48 +262,39 @@ tl_cachemiss_done(void *event, struct async_head_user *ahu)
 	 * Only an error before parking comes back here: the head is gone or
 	 * the ring is bad. The event is lost; the thread goes home to end.
 	 */
-	tl_go_home(&tl_area, ret ? -errno : 0);
+	tl_go_home(&__threadlet_area, ret ? -errno : 0);
 }
 
-static long __attribute__((noinline))
-tl_complete_slow(void *event, struct async_head_user *ahu)
+/*
+ * complete_threadlet_fn() (threadlet.h) in full. Its inline part has
+ * handled a threadlet still on in this thread (ran in place): what is left
+ * is a cache-miss thread, which parks for good, or a call from outside a
+ * threadlet.
+ */
+long __complete_threadlet_fn(void *event, struct async_head_user *ahu)
 {
-	if (tl_area.lib_flags & TL_LIB_CACHEMISS)
+	/*
+	 * Still on: only this thread's own schedule() could clear the flag,
+	 * and nothing sleeps between this test and the vDSO call.
+	 */
+	if (__threadlet_area.flags & THREADLET_ON)
+		return __threadlet_off(&__threadlet_area);	/* 1 */
+	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS)
 		tl_cachemiss_done(event, ahu);
 	return -EINVAL;			/* not inside a threadlet */
 }
 
-long complete_threadlet_fn(void *event, struct async_head_user *ahu)
-{
-	/*
-	 * Still on: it ran in place. Only this thread's own schedule() could
-	 * clear the flag, and nothing sleeps between this test and the vDSO
-	 * call, which clears it and counts the run.
-	 */
-	if (__builtin_expect(tl_area.flags & THREADLET_ON, 1)) {
-		tl_off(&tl_area);
-		return 1;
-	}
-	return tl_complete_slow(event, ahu);
-}
-
 /*
- * fn returned on the threadlet stack; see switch_x86_64.asm. In the common
- * case it completed in place and both flags are clear.
+ * fn returned on the threadlet stack and the area is not in its resting
+ * state (see switch_x86_64.asm): either this is a cache-miss thread whose
+ * fn returned without completing, or fn returned in place without calling
+ * complete_threadlet_fn(). Returns only in the second case.
  */
-static void __attribute__((noinline))
-tl_fn_returned_slow(void *data, struct async_head_user *ahu)
+void tl_fn_returned_slow(void *data)
 {
-	if (tl_area.lib_flags & TL_LIB_CACHEMISS)
-		tl_cachemiss_done(data, ahu);	/* went async, did not complete */
-	tl_off(&tl_area);
-}
-
-void tl_fn_returned(long ret, void *data, struct async_head_user *ahu)
-{
-	(void)ret;
-	if (__builtin_expect(tl_area.lib_flags | tl_area.flags, 0))
-		tl_fn_returned_slow(data, ahu);
+	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS)
+		tl_cachemiss_done(data, tl_pool_ahu);
+	__threadlet_off(&__threadlet_area);
 }
 
 /* ---- async heads and their pools ------------------------------------- */
@@ -324,11 +317,12 @@ static void *tl_pool_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	if (tl_register())
 		return NULL;
-	tl_area.lib_flags |= TL_LIB_CACHEMISS;
+	__threadlet_area.lib_flags |= TL_LIB_CACHEMISS;
+	tl_pool_ahu = ahu;
 	do
-		ret = tl_park_home(&tl_area, ahu);
+		ret = tl_park_home(&__threadlet_area, ahu);
 	while (ret == -EINTR);
-	tl_area.lib_flags &= ~TL_LIB_CACHEMISS;
+	__threadlet_area.lib_flags &= ~TL_LIB_CACHEMISS;
 	tl_unregister();
 	return NULL;
 }
