@@ -3,7 +3,8 @@
  * Threadlet micro-benchmark: the cost of one operation, in nanoseconds of
  * CLOCK_MONOTONIC averaged over many iterations after a warm-up.
  *
- *   call          a direct call of an empty, non-inlined function
+ *   call          a direct call of fn(data), a function that only counts
+ *                 its run and returns 1, result checked as in null_vdso
  *   null_vdso     threadlet_exec() of a function that only completes,
  *                 with threadlet_on/off in the vDSO
  *   null_syscall  the same with threadlet_on/off as system calls
@@ -133,27 +134,33 @@ static void check(int cond, const char *fmt, ...)
 static unsigned long nr_empty;
 
 /*
- * Does nothing but count its calls (one add, as null_fn does), and is
- * really called: not inlined, not elided.
+ * Shaped like the null threadlet (b), so that the difference is the
+ * threadlet machinery alone: takes data, counts its run (one add, as
+ * null_fn does) and returns 1, which the loop checks as (b) checks
+ * threadlet_exec()'s result. noipa: really called, and its result really
+ * tested.
  */
-static __attribute__((noinline)) void empty_fn(void)
+static __attribute__((noipa)) long empty_fn(void *data)
 {
-	asm volatile("" ::: "memory");
+	(void)data;
 	nr_empty++;
+	return 1;
 }
 
 static double bench_call(long n)
 {
+	long i, bad = 0;
 	uint64_t t0;
-	long i;
 
 	for (i = 0; i < N_WARM_CHEAP; i++)
-		empty_fn();
+		bad += empty_fn(NULL) != 1;
 	tick_sync();
 	t0 = now();
 	for (i = 0; i < n; i++)
-		empty_fn();
-	return (double)(now() - t0) / n;
+		bad += empty_fn(NULL) != 1;
+	t0 = now() - t0;
+	check(!bad, "direct call: %ld calls did not return 1", bad);
+	return (double)t0 / n;
 }
 
 /* ---- (b), (c) a null threadlet ----------------------------------------- */
@@ -876,7 +883,7 @@ int main(int argc, char **argv)
 	threadlet_stack_free(stack);
 
 	if (want("call"))
-		row("call", "(a) direct call of an empty noinline function", call, N_CHEAP);
+		row("call", "(a) direct call of fn(data) { n++; return 1; }", call, N_CHEAP);
 	if (want("null_vdso"))
 		row("null_vdso", "(b) null threadlet, threadlet_on/off in the vDSO",
 		    vdso, N_CHEAP);
