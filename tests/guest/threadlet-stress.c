@@ -71,6 +71,9 @@ int main(void)
 	for (int i = 0; i < NR_STACKS; i++)
 		stacks[i] = threadlet_stack_alloc(32 << 10);
 	tl_ok(async_head_init(&ahu, 16, POOL) == 0, "async_head_init, pool of %d", POOL);
+	tl_ok(threadlet_uses_vdso() == !getenv("THREADLET_FORCE_SYSCALL"),
+	      "threadlet_on/off through the %s",
+	      threadlet_uses_vdso() ? "vDSO" : "syscall path");
 	tl_ok(tl_nr_threads() == threads0 + POOL, "pool threads started (%d)",
 	      tl_nr_threads());
 
