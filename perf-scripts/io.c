@@ -7,32 +7,52 @@
  *   posix_aio          glibc aio_read() + aio_suspend() (glibc runs these
  *                      on its own helper threads)
  *   kaio               libaio io_submit()/io_getevents() on an O_DIRECT fd
- *                      (in BOTH cases: without O_DIRECT KAIO is synchronous;
- *                      so its "cached" figures bypass the page cache)
+ *                      (in EVERY case: without O_DIRECT KAIO is synchronous;
+ *                      so its cached and mixed figures bypass the page cache)
  *   io_uring           liburing, buffered reads
  *   threadlet_vdso     threadlet_exec() of a function doing one pread, N
  *                      cache-miss threads, completions from the ring
  *   threadlet_syscall  the same with THREADLET_FORCE_SYSCALL=1 (the library
  *                      picks the path once per process: run in a child)
  *   syslet             one async_exec() of a single pread atom per request
- * in two cases:
+ * in three cases:
  *   cached    the whole file is read first; block numbers are random with
  *             replacement over the whole file (fixed seed per run);
+ *   mixed     drop_caches, then the run's blocks (a permutation slice as in
+ *             uncached) are read once each, except a random 10% of them:
+ *             90% of the run's reads hit the page cache, 10% go to the disk;
  *   uncached  drop_caches before each run; every run reads the next slice
  *             of a fixed-seed permutation of all blocks (no block repeats
  *             within a run; slices wrap around the file after 16384
- *             blocks), with POSIX_FADV_RANDOM on the buffered fd so
- *             readahead does not prefetch neighbours.
- * Each (case, method, N) is run REPS times (cached: after one untimed
- * warm-up run); the median time is printed.
+ *             blocks).
+ * The buffered fd has POSIX_FADV_RANDOM, so readahead does not prefetch
+ * neighbours. Before each run, mincore() on a mapping of the file counts
+ * how many of the run's reads will hit the page cache: it must be all of
+ * them (cached), exactly 90% (mixed) or none (uncached).
+ * Each (case, method, N) is run -r times (cached: after one untimed warm-up
+ * run); the median is printed.
  * Every read is checked (all 4096 bytes), and completions must equal
  * requests; any error makes the exit status non-zero.
  *
- * Usage: io [method ...]   (default: all; threadlet_syscall runs in a child
- *                           process with THREADLET_FORCE_SYSCALL=1)
- * Output: "IO <case> <method> <concurrency> <reads/s> <ns_per_read>" (median
- * of REPS runs), plus "# ..." lines with min/median/max and, for threadlets
- * and syslets, the calling thread's hand-off counts over the REPS runs.
+ * Usage: io [-c case]... [-n N]... [-r runs] [-p K] [method ...]
+ *   -c  cached, mixed or uncached (default: all three)
+ *   -n  1, 8 or 32 (default: all three)
+ *   -r  runs per figure (default 5)
+ *   -p  before each mixed or uncached run, read K other uncached blocks,
+ *       untimed: this fills the burst allowance of a throttled QEMU disk so
+ *       that every timed read is throttled
+ *   methods default to all; threadlet_syscall then runs in a child process
+ *   with THREADLET_FORCE_SYSCALL=1.
+ * IO_PERF_CTL=<ctl-fd>,<ack-fd> in the environment: the fds of
+ * "perf stat -D -1 --control fd:<ctl-fd>,<ack-fd>"; counting is enabled
+ * only around each call of a method, so setup, warm-ups and drop_caches
+ * are not counted.
+ * Output: "IO <case> <method> <N> <reads/s> <ns/read> <cpu-ns/read>"
+ * (medians of the runs; cpu-ns is CLOCK_PROCESS_CPUTIME_ID, all threads,
+ * over the whole method call including its setup), "# ..." lines with
+ * min/median/max, the page-cache hits counted before the runs and, for
+ * threadlets and syslets, the calling thread's hand-off counts; at the end
+ * "IO-READS <n>", the reads done while counting was enabled.
  */
 #include <aio.h>
 #include <errno.h>
@@ -45,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <threadlet.h>
@@ -55,14 +76,20 @@
 #define NBLOCKS		(64 * 256)
 #define BS		4096
 #define R_CACHED	10000
+#define R_MIXED		2000
 #define R_UNCACHED	600
+#define MISS_PCT	10	/* mixed: reads that go to the disk, percent */
 #define MAXC		32
-#define REPS		5	/* runs per (case, method, N); the median is printed */
+#define REPS_MAX	9	/* runs per (case, method, N); the median is printed */
 
 typedef unsigned long long u64;
 
 static const int concs[] = { 1, 8, 32 };
 #define NCONC 3
+
+enum { C_CACHED, C_MIXED, C_UNCACHED, NCASES };
+static const char *const cnames[NCASES] = { "cached", "mixed", "uncached" };
+static const int creqs[NCASES] = { R_CACHED, R_MIXED, R_UNCACHED };
 
 enum { M_SYNC, M_PTHREAD, M_POSIX_AIO, M_KAIO, M_URING, M_TL_VDSO, M_TL_SYSCALL,
        M_SYSLET, NMETHODS };
@@ -77,6 +104,10 @@ static u64 blocks[R_CACHED];	/* block numbers of the current run */
 static int nreq;		/* requests in the current run */
 static uint64_t (*bufs)[512];	/* one 4 KiB aligned buffer per slot */
 static u64 perm[NBLOCKS];
+static int reps = 5, prime;	/* -r, -p */
+static unsigned char *map;	/* the file, mapped only for mincore() */
+static int ctl_fd = -1, ack_fd = -1;	/* perf stat --control */
+static long long counted_reads;	/* reads done while perf counted */
 
 #define FAIL(...) do { if (atomic_fetch_add(&failed, 1) < 10) \
 	fprintf(stderr, "io: " __VA_ARGS__); } while (0)
@@ -86,6 +117,14 @@ static long long now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -460,15 +499,22 @@ static long (*const mfns[NMETHODS])(int) = {
 };
 
 /* ---- driver ---- */
+/*
+ * drop_caches leaves the pages still held in per-CPU LRU batches (the last
+ * few read); POSIX_FADV_DONTNEED drains those batches on every CPU and
+ * drops the file's pages again.
+ */
 static void drop_caches(void)
 {
-	int f = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	int f = open("/proc/sys/vm/drop_caches", O_WRONLY), r;
 
 	sync();
 	if (f < 0 || write(f, "3", 1) != 1)
 		FAIL("drop_caches: %m\n");
 	if (f >= 0)
 		close(f);
+	if ((r = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)))
+		FAIL("POSIX_FADV_DONTNEED: %s\n", strerror(r));
 }
 
 static void warm_cache(void)
@@ -483,6 +529,45 @@ static void warm_cache(void)
 		FAIL("warm-up read %lld bytes\n", (long long)off);
 }
 
+/* One uncached read outside the timed window, checked like the others. */
+static void read_block(u64 block)
+{
+	verify(bufs[0], pread(fd, bufs[0], BS, block * BS), block);
+}
+
+/* Reads of the current run whose block is in the page cache now. */
+static int resident(void)
+{
+	static unsigned char vec[NBLOCKS];
+	int n = 0;
+
+	if (mincore(map, (size_t)NBLOCKS * BS, vec)) {
+		FAIL("mincore: %m\n");
+		return -1;
+	}
+	for (int i = 0; i < nreq; i++)
+		n += vec[blocks[i]] & 1;
+	return n;
+}
+
+/* Sends "enable" or "disable" to perf stat and waits for its "ack". */
+static void perf_ctl(const char *cmd)
+{
+	char c = 0;
+
+	if (ctl_fd < 0)
+		return;
+	if (write(ctl_fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd)) {
+		FAIL("perf control: %m\n");
+		return;
+	}
+	while (c != '\n')
+		if (read(ack_fd, &c, 1) != 1) {
+			FAIL("perf ack: %m\n");
+			return;
+		}
+}
+
 static int cmp_ll(const void *a, const void *b)
 {
 	long long x = *(const long long *)a, y = *(const long long *)b;
@@ -490,53 +575,104 @@ static int cmp_ll(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void run(int cached, int m, int ci)
+/*
+ * Sets up the blocks of run r and the page cache for it; returns how many
+ * of its reads must hit the cache.
+ */
+static int prepare(int cs, int slot)
 {
-	const char *cs = cached ? "cached" : "uncached";
-	int c = concs[ci];
+	static char miss[R_CACHED];
+	static int idx[R_CACHED];
+	int nmiss;
+
+	if (cs == C_CACHED) {
+		rng_state = 0x9E3779B97F4A7C15ULL ^ (u64)(slot + 1);
+		for (int i = 0; i < nreq; i++)
+			blocks[i] = rng() % NBLOCKS;
+		return nreq;
+	}
+	/* The next slice of the permutation: no block repeats within a run,
+	 * and caches are dropped before each. */
+	for (int i = 0; i < nreq; i++)
+		blocks[i] = perm[((u64)slot * nreq + i) % NBLOCKS];
+	drop_caches();
+	/* blocks right after the run's slice: never among its own */
+	for (int i = 0; i < prime; i++)
+		read_block(perm[((u64)slot * nreq + nreq + i) % NBLOCKS]);
+	if (cs == C_UNCACHED)
+		return 0;
+	/* mixed: a random MISS_PCT% of the reads stay uncached */
+	nmiss = nreq * MISS_PCT / 100;
+	memset(miss, 0, sizeof(miss));
+	for (int i = 0; i < nreq; i++)
+		idx[i] = i;
+	rng_state = 0xA5A5A5A55A5A5A5AULL ^ (u64)(slot + 1);
+	for (int k = 0; k < nmiss; k++) {
+		int j = k + rng() % (nreq - k), t = idx[k];
+
+		idx[k] = idx[j];
+		idx[j] = t;
+		miss[idx[k]] = 1;
+	}
+	for (int i = 0; i < nreq; i++)
+		if (!miss[i])
+			read_block(blocks[i]);
+	return nreq - nmiss;
+}
+
+static void run(int cs, int m, int ci)
+{
+	const char *cname = cnames[cs];
+	int c = concs[ci], hits, hits_min = creqs[cs], hits_max = 0, want;
 	struct threadlet_stats s0, s1;
-	long long t0, t1, t[REPS];
+	long long t0, t1, c0, c1, t[REPS_MAX], cpu[REPS_MAX];
 	long done;
 
-	nreq = cached ? R_CACHED : R_UNCACHED;
+	nreq = creqs[cs];
 	threadlet_stats(&s0);
 	/* cached: one untimed warm-up run first (r = -1) */
-	for (int r = cached ? -1 : 0; r < REPS; r++) {
-		if (cached) {
-			rng_state = 0x9E3779B97F4A7C15ULL ^
-				    (u64)((m * NCONC + ci) * REPS + r + 1);
-			for (int i = 0; i < nreq; i++)
-				blocks[i] = rng() % NBLOCKS;
-		} else {
-			/* The next slice of the permutation: no block repeats
-			 * within a run, and caches are dropped before each. */
-			int slot = (m * NCONC + ci) * REPS + r;
-
-			for (int i = 0; i < nreq; i++)
-				blocks[i] = perm[(slot * R_UNCACHED + i) % NBLOCKS];
-			drop_caches();
-		}
+	for (int r = cs == C_CACHED ? -1 : 0; r < reps; r++) {
+		want = prepare(cs, ((cs * NMETHODS + m) * NCONC + ci) * REPS_MAX + r + 1);
+		hits = resident();
+		if (hits < hits_min)
+			hits_min = hits;
+		if (hits > hits_max)
+			hits_max = hits;
+		if (hits != want)
+			FAIL("%s %s N=%d: %d of %d reads would hit the page cache, not %d\n",
+			     cname, mnames[m], c, hits, nreq, want);
 		memset(bufs, 0, (size_t)MAXC * BS);
 		t_start = 0;
+		perf_ctl("enable\n");
+		c0 = cpu_now();
 		t0 = now();
 		done = mfns[m](c);
 		t1 = now();
+		c1 = cpu_now();
+		perf_ctl("disable\n");
+		counted_reads += nreq;
 		if (t_start)
 			t0 = t_start;
-		if (r >= 0)
+		if (r >= 0) {
 			t[r] = t1 - t0;
+			cpu[r] = c1 - c0;
+		}
 		if (done != nreq)
 			FAIL("%s %s N=%d: %ld completions for %d requests\n",
-			     cs, mnames[m], c, done, nreq);
+			     cname, mnames[m], c, done, nreq);
 	}
 	threadlet_stats(&s1);
-	qsort(t, REPS, sizeof(t[0]), cmp_ll);
-	/* the median of REPS runs */
-	printf("IO %s %s %d %.0f %.0f\n", cs, mnames[m], c,
-	       nreq * 1e9 / t[REPS / 2], (double)t[REPS / 2] / nreq);
-	printf("# %s %s %d: ns/read min %.0f median %.0f max %.0f over %d runs",
-	       cs, mnames[m], c, (double)t[0] / nreq, (double)t[REPS / 2] / nreq,
-	       (double)t[REPS - 1] / nreq, REPS);
+	qsort(t, reps, sizeof(t[0]), cmp_ll);
+	qsort(cpu, reps, sizeof(cpu[0]), cmp_ll);
+	/* the median of the runs */
+	printf("IO %s %s %d %.0f %.0f %.0f\n", cname, mnames[m], c,
+	       nreq * 1e9 / t[reps / 2], (double)t[reps / 2] / nreq,
+	       (double)cpu[reps / 2] / nreq);
+	printf("# %s %s %d: ns/read min %.0f median %.0f max %.0f, cpu-ns/read min %.0f median %.0f max %.0f over %d runs; cache hits %d..%d of %d",
+	       cname, mnames[m], c, (double)t[0] / nreq, (double)t[reps / 2] / nreq,
+	       (double)t[reps - 1] / nreq, (double)cpu[0] / nreq,
+	       (double)cpu[reps / 2] / nreq, (double)cpu[reps - 1] / nreq, reps,
+	       hits_min, hits_max, nreq);
 	if (m >= M_TL_VDSO)
 		printf("; hand-offs %llu fallbacks %llu in place %llu",
 		       s1.nr_handoffs - s0.nr_handoffs,
@@ -545,16 +681,23 @@ static void run(int cached, int m, int ci)
 	fflush(stdout);
 }
 
-static int run_child(const char *self, const char *method)
+/* Runs this program again with the same options for one method, with
+ * THREADLET_FORCE_SYSCALL=1. */
+static int run_child(int argc, char **argv, const char *method)
 {
+	char *args[argc + 2];
 	pid_t pid;
 	int st;
 
+	for (int i = 0; i < argc; i++)
+		args[i] = argv[i];
+	args[argc] = (char *)method;
+	args[argc + 1] = NULL;
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
 		setenv("THREADLET_FORCE_SYSCALL", "1", 1);
-		execl("/proc/self/exe", self, method, (char *)NULL);
+		execv("/proc/self/exe", args);
 		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
@@ -565,12 +708,55 @@ static int run_child(const char *self, const char *method)
 	return 0;
 }
 
+static int usage(void)
+{
+	fprintf(stderr, "usage: io [-c cached|mixed|uncached]... [-n 1|8|32]... "
+		"[-r runs] [-p K] [method ...]\n");
+	return 64;
+}
+
 int main(int argc, char **argv)
 {
-	int want[NMETHODS] = { 0 }, all = argc < 2;
+	int want[NMETHODS] = { 0 }, want_case[NCASES] = { 0 }, want_conc[NCONC] = { 0 };
+	int all, any_case = 0, any_conc = 0, opt, nopts;
+	const char *ctl = getenv("IO_PERF_CTL");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (int i = 1; i < argc; i++) {
+	while ((opt = getopt(argc, argv, "c:n:r:p:")) != -1) {
+		int k;
+
+		switch (opt) {
+		case 'c':
+			for (k = 0; k < NCASES && strcmp(optarg, cnames[k]); k++)
+				;
+			if (k == NCASES)
+				return usage();
+			want_case[k] = any_case = 1;
+			break;
+		case 'n':
+			for (k = 0; k < NCONC && atoi(optarg) != concs[k]; k++)
+				;
+			if (k == NCONC)
+				return usage();
+			want_conc[k] = any_conc = 1;
+			break;
+		case 'r':
+			reps = atoi(optarg);
+			if (reps < 1 || reps > REPS_MAX)
+				return usage();
+			break;
+		case 'p':
+			prime = atoi(optarg);
+			if (prime < 0 || prime > NBLOCKS - R_CACHED)
+				return usage();
+			break;
+		default:
+			return usage();
+		}
+	}
+	nopts = optind;
+	all = optind == argc;
+	for (int i = optind; i < argc; i++) {
 		int m;
 
 		for (m = 0; m < NMETHODS && strcmp(argv[i], mnames[m]); m++)
@@ -581,6 +767,10 @@ int main(int argc, char **argv)
 		}
 		want[m] = 1;
 	}
+	for (int k = 0; k < NCASES; k++)
+		want_case[k] |= !any_case;
+	for (int k = 0; k < NCONC; k++)
+		want_conc[k] |= !any_conc;
 	if (all)
 		for (int m = 0; m < NMETHODS; m++)
 			want[m] = m != M_TL_SYSCALL;	/* run in a child below */
@@ -590,12 +780,21 @@ int main(int argc, char **argv)
 			"threadlet_syscall needs it set to 1\n");
 		return 64;
 	}
+	if (ctl && sscanf(ctl, "%d,%d", &ctl_fd, &ack_fd) != 2) {
+		fprintf(stderr, "io: IO_PERF_CTL must be <ctl-fd>,<ack-fd>\n");
+		return 64;
+	}
 
 	fd = open(PATH, O_RDONLY);
 	dfd = open(PATH, O_RDONLY | O_DIRECT);
 	bufs = aligned_alloc(BS, (size_t)MAXC * BS);
 	if (fd < 0 || dfd < 0 || !bufs) {
 		perror("io: setup");
+		return 1;
+	}
+	map = mmap(NULL, (size_t)NBLOCKS * BS, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		perror("io: mmap");
 		return 1;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
@@ -630,21 +829,27 @@ int main(int argc, char **argv)
 		}
 		printf("# clock step %lld ns (smallest of 100)\n", step);
 	}
-	printf("# requests per run: cached %d uncached %d\n", R_CACHED, R_UNCACHED);
-	printf("# runs per figure: %d (median)\n", REPS);
-	for (int cached = 1; cached >= 0; cached--) {
-		if (cached)
+	printf("# requests per run: cached %d mixed %d uncached %d\n",
+	       R_CACHED, R_MIXED, R_UNCACHED);
+	printf("# mixed: %d%% of the reads miss the page cache\n", MISS_PCT);
+	printf("# runs per figure: %d (median)\n", reps);
+	printf("# primer reads before each mixed/uncached run: %d\n", prime);
+	for (int cs = 0; cs < NCASES; cs++) {
+		if (!want_case[cs])
+			continue;
+		if (cs == C_CACHED)
 			warm_cache();
 		for (int m = 0; m < NMETHODS; m++) {
 			if (!want[m])
 				continue;
 			for (int ci = 0; ci < NCONC; ci++)
-				if (m != M_SYNC || concs[ci] == 1)
-					run(cached, m, ci);
+				if (want_conc[ci] && (m != M_SYNC || concs[ci] == 1))
+					run(cs, m, ci);
 		}
 	}
+	printf("IO-READS %lld\n", counted_reads);
 	if (all)
-		run_child(argv[0], mnames[M_TL_SYSCALL]);
+		run_child(nopts, argv, mnames[M_TL_SYSCALL]);
 	printf("io: %s\n", failed ? "FAILED" : "all reads checked");
 	return failed != 0;
 }
