@@ -19,6 +19,8 @@ void threadlet_exit(struct task_struct *tsk);
 void threadlet_execve(struct task_struct *tsk);
 void threadlet_mm_init(struct mm_struct *mm);
 void threadlet_mm_exit(struct mm_struct *mm);
+/* kernel/sched/core.c: wake @p in place of current, about to sleep. */
+int wake_up_process_sync(struct task_struct *p);
 
 /*
  * Called from sched_submit_work() when @tsk is about to sleep. Only tasks

@@ -272,8 +272,12 @@ int async_post(struct async_head *head, struct async_head_user __user *ahu,
 		trace_threadlet_post(current, event, head->kidx);
 	}
 	mutex_unlock(&head->post_lock);
+	/*
+	 * Every caller parks right after posting, so a waiting head may as
+	 * well run on this CPU: a sync wakeup.
+	 */
 	if (!ret)
-		wake_up_all(&head->wait);
+		__wake_up_sync(&head->wait, TASK_NORMAL);
 	return ret;
 }
 

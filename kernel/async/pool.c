@@ -158,7 +158,14 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	 * spare, which reads them after its acquire in async_park().
 	 */
 	smp_store_release(&p->state, ASYNC_HANDOFF);
-	wake_up_process(spare);
+	/*
+	 * In schedule(), the spare is this task's successor on this CPU;
+	 * a syslet that goes async now keeps running, so not then.
+	 */
+	if (sleeping)
+		wake_up_process_sync(spare);
+	else
+		wake_up_process(spare);
 	return 0;
 }
 
