@@ -1,136 +1,464 @@
 #!/bin/bash
-# I/O comparison benchmark (perf-scripts/io.c) in QEMU, wall-clock TCG
-# (no -icount: idle time spent waiting for the disk must count).
-# The guest runs io once with every method (the timings in the table), then
-# each method again in its own process under
-#   perf stat -x ';' -e task-clock,context-switches,cpu-migrations,page-faults,
-#        raw_syscalls:sys_enter,threadlet:threadlet_handoff,threadlet:threadlet_fallback
-# (that run's timings, with perf's tracepoint overhead on every system call,
-# are kept as IO-perf lines in the raw log). Each process first reads the
-# whole 64 MiB file to warm the cache: that is in the perf counts too.
+# I/O comparison benchmark (perf-scripts/io.c) in QEMU. Up to four boots:
+#   wall       plain TCG, 2 vCPUs: every method timed in the cached, mixed
+#              (90% page-cache hits) and uncached cases; then every
+#              (case, method, N) in its own process under
+#                perf stat -x ';' -e task-clock,context-switches,cpu-migrations,
+#                  page-faults,raw_syscalls:sys_enter,threadlet:threadlet_handoff,
+#                  threadlet:threadlet_fallback
+#              counting only while the method runs (per-read figures); then
+#              fio's psync, posixaio, libaio and io_uring engines on the
+#              same reads (cached and uncached), for the cross-check.
+#   throttled  the uncached case, perf stat and fio again, on a disk that
+#              QEMU throttles ($THROTTLE), so that every uncached read waits.
+#   icount 1,2 -icount shift=0,sleep=off, one vCPU, twice: the CPU time of
+#              the io process (all threads) per read, in guest instructions;
+#              the two boots must agree within 1% for a figure to count as
+#              deterministic.
 #
-# Results: $RESULTS/io.md (table), $RESULTS/io-cached.png and
-# $RESULTS/io-uncached.png (reads/s vs concurrency), $RESULTS/io-raw.txt
-# (the guest's output: IO lines, hand-off counts, perf stat CSV);
-# serial log $BUILD/logs/io-wall.log.
+# Results: $RESULTS/io.md (tables), $RESULTS/io-{cached,mixed,uncached,
+# throttled}.png (reads/s vs concurrency), $RESULTS/io-raw.txt (the guests'
+# output: IO lines, hand-off counts, perf stat CSV, fio lines); serial logs
+# $BUILD/logs/io-{wall,throttled,icount-1,icount-2}.log.
 #
 # Environment (defaults in brackets):
 #   BUILD    build dir [<repo>/build]
 #   KERNEL   bzImage [$BUILD/kobj/arch/x86/boot/bzImage]
 #   LIBTL    libthreadlet.a [$BUILD/user/libthreadlet.a]
 #   RESULTS  where the result files go [$BUILD/results]
-#   WALL_APPEND  extra kernel command line
-#   TIMEOUT  host timeout for the boot, seconds [1200]
+#   WALL_APPEND  extra kernel command line of the wall and throttled boots
+#            [tsc_early_khz=<the host's TSC frequency, from dmesg>]
+#   TIMEOUT  host timeout for each boot, seconds [2400]
+#   THROTTLE QEMU -drive options of the throttled boot
+#            [throttling.iops-total=1000]; empty: no throttled boot
+#   ICOUNT_RUNS  number of -icount boots [2]; 0: none, 1: no repeat check
 set -uo pipefail
 
 NAME=io.sh
 # shellcheck source=perf-scripts/common.sh
 . "$(dirname "$0")/common.sh"
-WALL_APPEND=${WALL_APPEND:-}
-TIMEOUT=${TIMEOUT:-1200}
+# Under host load the guest often fails to calibrate its TSC against the
+# PIT and falls back to jiffies (1 ms clock steps, and clock_gettime
+# becomes a system call). Under TCG the guest reads the host's TSC, so the
+# host's TSC frequency is given to the guest instead (tsc_early_khz).
+if [ -z "${WALL_APPEND+set}" ]; then
+	khz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\)[0-9]* MHz.*/\1\2/p' | head -n1)
+	WALL_APPEND=${khz:+tsc_early_khz=${khz}00}
+fi
+TIMEOUT=${TIMEOUT:-2400}
+THROTTLE=${THROTTLE-throttling.iops-total=1000}
+ICOUNT_RUNS=${ICOUNT_RUNS:-2}
 
 IMG=$BUILD/bench-io
 BIN=$IMG/bin/io
 mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
 build_bench "$HERE/io.c" "$BIN" -luring -laio -lrt || exit 1
+# fio needs System V shared memory, which the guest kernel lacks.
+SHIM=$IMG/bin/fio-shm.so
+if [ ! -f "$SHIM" ] || [ "$HERE/fio-shm.c" -nt "$SHIM" ]; then
+	echo "  CC      $SHIM"
+	$CC -O2 -Wall -Wextra -Werror -shared -fPIC -o "$SHIM" "$HERE/fio-shm.c" || exit 1
+fi
 
-# The guest script (the kernel command line is too short for the loop).
+# QEMU lets a burst of a tenth of a second's worth of I/O through before it
+# throttles: io reads that many blocks, untimed, before each throttled run
+# (-p), and fio starts counting after a ramp of 200 ms.
+th_iops=$(echo "$THROTTLE" | sed -n 's/.*iops-total=\([0-9]*\).*/\1/p')
+th_bps=$(echo "$THROTTLE" | sed -n 's/.*bps-total=\([0-9]*\).*/\1/p')
+PRIME=$(( ${th_iops:-0} / 10 + ${th_bps:-0} / 40960 + 10 ))
+[ "$PRIME" -le 6000 ] || die "THROTTLE '$THROTTLE' allows too large a burst to fill before each run"
+
 METHODS="sync pthread posix_aio kaio io_uring threadlet_vdso threadlet_syscall syslet"
-cat > "$IMG/bin/io-run.sh" <<EOF
+CASES="cached mixed uncached throttled"
+
+# The guest script: the kernel command line is too short for it.
+sed -e "s/__METHODS__/$METHODS/" -e "s/__RAMP__/200ms/" > "$IMG/bin/io-run.sh" <<'GUEST'
 #!/bin/sh
+# io-run.sh <wall|throttled|icount> [primer reads]: the guest side of
+# perf-scripts/io.sh (the kernel command line is too short for it).
+mode=$1 prime=${2:-0}
+methods="__METHODS__"
 ev=task-clock,context-switches,cpu-migrations,page-faults,raw_syscalls:sys_enter
-ev=\$ev,threadlet:threadlet_handoff,threadlet:threadlet_fallback
-echo
-echo "io-run: start"
-echo "# clocksource \$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
-	"(available: \$(cat /sys/devices/system/clocksource/clocksource0/available_clocksource))"
+ev=$ev,threadlet:threadlet_handoff,threadlet:threadlet_fallback
+fev=task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_clock_gettime
 rc=0
+echo
+echo "io-run: start $mode"
+echo "# clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
+	"(available: $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource))"
+case $mode in
+wall) cases="cached mixed uncached" fio_cases="cached uncached" opts="" ;;
+throttled) cases=uncached fio_cases=uncached opts="-p $prime" ;;
+icount) cases="cached mixed uncached" fio_cases="" opts="-r 3" ;;
+*) echo "io-run: unknown mode $mode"; exit 64 ;;
+esac
+copts=""
+for c in $cases; do copts="$copts -c $c"; done
+
 # 1. Timed run of every method, without perf (threadlet_syscall runs in a
 #    child process of io with THREADLET_FORCE_SYSCALL=1).
 echo "== all methods, no perf"
-/tests/io > /tmp/out.all 2>&1 || { echo "io: exit \$?"; rc=1; }
+# shellcheck disable=SC2086
+/tests/io $copts $opts > /tmp/out.all 2>&1 || { echo "io: exit $?"; rc=1; }
 cat /tmp/out.all
-[ \$(grep -c '^io: all reads checked' /tmp/out.all) = 2 ] || { echo "io: did not finish"; rc=1; }
-# 2. Each method again under perf stat; its IO lines are renamed IO-perf
-#    (tracepoints on every system call slow the syscall-heavy methods).
-for m in $METHODS; do
-	echo "== \$m"
-	if [ \$m = threadlet_syscall ]; then
-		export THREADLET_FORCE_SYSCALL=1
-	else
-		unset THREADLET_FORCE_SYSCALL
-	fi
-	perf stat -x ';' -e \$ev -o /tmp/perf.\$m /tests/io \$m > /tmp/out.\$m 2>&1 || { echo "io \$m: exit \$?"; rc=1; }
-	sed 's/^IO /IO-perf /' /tmp/out.\$m
-	# perf stat exits 0 even when io dies of a signal
-	grep -q '^io: all reads checked' /tmp/out.\$m || { echo "io \$m: did not finish"; rc=1; }
-	grep -v '^#' /tmp/perf.\$m | grep . | sed "s/^/PERF;\$m;/"
+[ "$(grep -c '^io: all reads checked' /tmp/out.all)" = 2 ] || { echo "io: did not finish"; rc=1; }
+if [ "$mode" = icount ]; then
+	echo "io-run: rc=$rc"
+	exit $rc
+fi
+
+# 2. Each (case, method, N) again in its own process under perf stat, one
+#    run (cached: plus its warm-up run), counting only while a method runs
+#    (io drives perf through the control fifos). Its IO lines are renamed
+#    IO-perf: tracepoints on every system call slow the syscall-heavy
+#    methods (and "# <case> ..." lines become "#-perf <case> ..."). PERF
+#    lines: case;method;N;reads counted;<perf CSV>.
+mkfifo /tmp/perf.ctl /tmp/perf.ack
+exec 8<>/tmp/perf.ctl 9<>/tmp/perf.ack
+for c in $cases; do
+	for m in $methods; do
+		for n in 1 8 32; do
+			[ "$m" = sync ] && [ "$n" != 1 ] && continue
+			if [ "$m" = threadlet_syscall ]; then
+				export THREADLET_FORCE_SYSCALL=1
+			else
+				unset THREADLET_FORCE_SYSCALL
+			fi
+			# shellcheck disable=SC2086
+			IO_PERF_CTL=8,9 perf stat -x ';' -e $ev -D -1 --control fd:8,9 \
+				-o /tmp/perf.out /tests/io -c $c -n $n -r 1 $opts $m \
+				> /tmp/out 2>&1 || { echo "io $c $m $n: exit $?"; rc=1; }
+			grep -v '^Events [a-z]*abled' /tmp/out |
+				sed -e 's/^IO /IO-perf /' -e 's/^# \([a-z]* [a-z_]* [0-9]*:\)/#-perf \1/'
+			# perf stat exits 0 even when io dies of a signal
+			grep -q '^io: all reads checked' /tmp/out || { echo "io $c $m $n: did not finish"; rc=1; }
+			reads=$(sed -n 's/^IO-READS //p' /tmp/out)
+			grep -v -e '^#' -e '^Events' /tmp/perf.out | grep . | sed "s/^/PERF;$c;$m;$n;$reads;/"
+		done
+	done
 done
-echo "io-run: rc=\$rc"
-exit \$rc
-EOF
+unset THREADLET_FORCE_SYSCALL
+
+# 3. fio, the same reads: psync with N jobs (threads), posixaio, libaio
+#    (O_DIRECT, as our kaio) and io_uring with iodepth N; three runs each,
+#    then the job under perf stat twice: in full and with one read per job,
+#    so that the difference is what the reads cost.
+#    FIO lines: case engine N run reads-asked iops runtime-ms error
+#    reads-counted ramped (reads in the ramp are done but not counted)
+#    usr% sys% (fio's rusage of its job threads over the job's runtime).
+fio_job() { # case engine N reads-per-job [wrapper...]
+	fc=$1 fe=$2 fn=$3 per=$4
+	shift 4
+	jobs=1 depth=$fn direct=0 inv=0
+	[ "$fe" = psync ] && jobs=$fn depth=1
+	[ "$fe" = libaio ] && direct=1
+	if [ "$fc" != cached ]; then
+		sync
+		echo 3 > /proc/sys/vm/drop_caches
+		inv=1
+	fi
+	"$@" env LD_PRELOAD=/tests/fio-shm.so fio --name=io --filename=/mnt/disk/data --rw=randread --bs=4k --size=64m \
+		--io_size=$((per * 4))k --ioengine="$fe" --iodepth="$depth" --numjobs="$jobs" \
+		--thread --group_reporting --direct=$direct --invalidate=$inv $fio_extra \
+		--output-format=terse --terse-version=3
+}
+fio_extra="" ramped=0
+[ "$mode" = throttled ] && fio_extra="--ramp_time=__RAMP__" ramped=1
+for c in $fio_cases; do
+	[ "$c" = cached ] && cat /mnt/disk/data > /dev/null
+	nreq=600
+	[ "$c" = cached ] && nreq=10000
+	for e in psync posixaio libaio io_uring; do
+		for n in 1 8 32; do
+			jobs=1
+			[ "$e" = psync ] && jobs=$n
+			per=$(( (nreq + jobs - 1) / jobs ))
+			for r in 1 2 3; do
+				fio_job "$c" "$e" "$n" "$per" > /tmp/fio.out 2>&1 || { echo "fio $c $e $n: exit $?"; rc=1; }
+				grep -q '^3;' /tmp/fio.out || { echo "fio $c $e $n: no result"; cat /tmp/fio.out; rc=1; }
+				grep '^3;' /tmp/fio.out | awk -F';' -v c="$c" -v e="$e" -v n="$n" -v r="$r" -v ios=$((per * jobs)) \
+					-v ramp="$ramped" \
+					'{ sub("%", "", $88); sub("%", "", $89)
+					   print "FIO", c, e, n, r, ios, $8, $9, $5, $6 / 4, ramp, $88, $89 }'
+			done
+			for k in full base; do
+				p=$per
+				[ $k = base ] && p=1
+				fio_job "$c" "$e" "$n" "$p" perf stat -x ';' -e $fev -o /tmp/perf.fio > /tmp/fio.out 2>&1 ||
+					{ echo "fio perf $c $e $n: exit $?"; rc=1; }
+				grep -v '^#' /tmp/perf.fio | grep . | sed "s/^/FIOPERF;$c;$e;$n;$k;$((p * jobs));/"
+			done
+		done
+	done
+done
+echo "io-run: rc=$rc"
+exit $rc
+GUEST
 chmod +x "$IMG/bin/io-run.sh"
 echo io > "$IMG/list"
 [ -f "$IMG/disk.img" ] || [ ! -f "$BUILD/disk.img" ] || cp "$BUILD/disk.img" "$IMG/disk.img"
 "$REPO/tests/mkimage.sh" "$IMG" "$IMG/bin" "$IMG/list" || exit 1
 
-log=$BUILD/logs/io-wall.log
-raw=$RESULTS/io-raw.txt
+# boot <name> <guest command> [run-qemu.sh options]: one boot; its guest
+# output goes to $IMG/out.<name>, run-qemu.sh's exit status to
+# $IMG/rc.<name>.
+boot() {
+	local name=$1 cmd=$2 log=$BUILD/logs/io-$1.log
+	shift 2
+	BUILD=$BUILD KERNEL=$KERNEL INITRD=$IMG/initramfs.cpio DISK=$IMG/disk.img \
+		"$REPO/tests/run-qemu.sh" --name "io-$name" --log "$log" \
+		--timeout "$TIMEOUT" --guest-timeout "$TIMEOUT" --cmd "$cmd" "$@" > /dev/null
+	echo $? > "$IMG/rc.$name"
+	grep -v -e '^\[' -e '^TL-' "$log" | sed 's/^.*\x1b\[2J//' |
+		sed -n '/^# clocksource/,$p' > "$IMG/out.$name"
+}
+
+rm -f "$IMG"/rc.* "$IMG"/out.*
 echo "  QEMU    io (wall) -> $RESULTS/io.md"
-BUILD=$BUILD KERNEL=$KERNEL INITRD=$IMG/initramfs.cpio DISK=$IMG/disk.img \
-	"$REPO/tests/run-qemu.sh" --name io-wall --log "$log" \
-	--timeout "$TIMEOUT" --guest-timeout "$TIMEOUT" \
-	--append "$WALL_APPEND" --cmd "/tests/io-run.sh" > /dev/null
-rc=$?
+boot wall "/tests/io-run.sh wall" --append "$WALL_APPEND"
+# The -icount boots count guest instructions, not host time, and the
+# throttled boot's reads wait for QEMU's throttle: these may share the host.
+if [ -n "$THROTTLE" ]; then
+	echo "  QEMU    io (throttled: $THROTTLE)"
+	boot throttled "/tests/io-run.sh throttled $PRIME" --append "$WALL_APPEND" \
+		--drive-opts "$THROTTLE" &
+fi
+for k in $(seq 1 "$ICOUNT_RUNS"); do
+	echo "  QEMU    io (icount $k)"
+	boot "icount-$k" "/tests/io-run.sh icount" --icount &
+done
+wait
+
+# One raw file; the throttled boot's uncached case is renamed "throttled",
+# the -icount boots' IO lines "IC<k>".
+raw=$RESULTS/io-raw.txt
+rc=0
 {
-	echo "# I/O comparison, wall-clock TCG, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "# I/O comparison, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "# kernel $KERNEL; $(qemu-system-x86_64 --version | head -n1)"
-	echo "# run-qemu.sh exit $rc; serial log $log"
-	grep -v -e '^\[' -e '^TL-' "$log" | sed 's/^.*\x1b\[2J//' | sed -n '/^# clocksource/,$p'
+	for f in "$IMG"/rc.wall "$IMG"/rc.throttled "$IMG"/rc.icount-*; do
+		[ -f "$f" ] || continue
+		b=${f##*/rc.}
+		r=$(cat "$f")
+		[ "$r" = 0 ] || rc=1
+		echo "## boot $b: run-qemu.sh exit $r; serial log $BUILD/logs/io-$b.log"
+		case $b in
+		wall) cat "$IMG/out.$b" ;;
+		throttled) sed -e 's/^\(IO\|IO-perf\|FIO\|#\|#-perf\) uncached /\1 throttled /' \
+			-e 's/^\(PERF\|FIOPERF\);uncached;/\1;throttled;/' "$IMG/out.$b" ;;
+		icount-*) sed -e "s/^IO /IC${b#icount-} /" -e "s/^# \(cached\|mixed\|uncached\) /#IC${b#icount-} \1 /" "$IMG/out.$b" ;;
+		esac
+	done
 } > "$raw"
 
-# Table: ratio to sync pread of the same case.
+# field <regex> <sed replacement>: the first match in the raw file.
+field() { sed -n "s/$1/$2/p" "$raw" | head -n1; }
+
 md=$RESULTS/io.md
 {
 	echo "# I/O comparison: 4 KiB random reads of /mnt/disk/data"
 	echo
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), QEMU TCG wall clock, 2 vCPUs, virtio-blk,"
-	req=$(sed -n 's/^# requests per run: cached \([0-9]*\) uncached \([0-9]*\)$/\1 \2/p' "$raw" | head -n1)
-	echo "ext4. Cached: ${req%% *} reads per run, file in the page cache; uncached: ${req##* } reads"
-	echo "of fresh blocks after drop_caches. Each figure is the median of"
-	echo "$(sed -n 's/^# runs per figure: \([0-9]*\).*/\1/p' "$raw" | head -n1) runs (min/max in io-raw.txt). KAIO uses O_DIRECT in both cases"
-	echo "(so its cached row does not read from the page cache)."
-	echo "Guest $(grep -m1 '^# clocksource' "$raw" | cut -c3-); $(grep -m1 '^# clock step' "$raw" | cut -c3-)"
-	echo "(a step of a tick, e.g. 4000000 ns, means jiffies: times are then quantised to it)."
-	echo "These figures come from a run without perf; each method then ran again under perf"
-	echo "stat (figures of that run: IO-perf lines in io-raw.txt). run-qemu.sh exit $rc."
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), QEMU 7.2 TCG, virtio-blk, ext4, 64 MiB file"
+	echo "(16384 blocks). Made by \`perf-scripts/io.sh\` (\`make bench\`); raw output in"
+	echo "io-raw.txt. Kernel $KERNEL, built $(date -u -r "$KERNEL" '+%Y-%m-%d %H:%M UTC');"
+	echo "libthreadlet $LIBTL, built $(date -u -r "$LIBTL" '+%Y-%m-%d %H:%M UTC')."
+	echo "Extra kernel command line of the wall and throttled boots: \`${WALL_APPEND:-none}\`."
+	echo "Boots: $(grep '^## boot' "$raw" | sed 's/^## boot \([^:]*\): run-qemu.sh exit \([0-9]*\).*/\1 (exit \2)/' | paste -sd, - | sed 's/,/, /g')."
 	echo
-	echo "| case | method | concurrency | reads/s | ns/read | ratio to sync |"
-	echo "| --- | --- | ---: | ---: | ---: | ---: |"
-	for c in cached uncached; do
+	echo "## Cases"
+	echo
+	echo "- **cached**: the file is in the page cache; $(field '^# requests per run: cached \([0-9]*\).*' '\1') reads per run at random"
+	echo "  blocks (with replacement), after one untimed warm-up run."
+	echo "- **mixed**: drop_caches, then the run's $(field '^# requests per run: cached [0-9]* mixed \([0-9]*\).*' '\1') distinct blocks are read once"
+	echo "  each except a random $(field '^# mixed: \([0-9]*\)%.*' '\1')% of them (untimed): $((100 - $(field '^# mixed: \([0-9]*\)%.*' '\1')))% of the timed reads hit the"
+	echo "  page cache, the rest go to the disk."
+	echo "- **uncached**: drop_caches, then $(field '^# requests per run: .* uncached \([0-9]*\)$' '\1') reads of distinct blocks."
+	if [ -n "$THROTTLE" ]; then
+		echo "- **throttled**: the uncached case on a disk QEMU throttles with"
+		echo "  \`-drive ...,$THROTTLE\` (\`THROTTLE\`); before each run $PRIME"
+		echo "  other blocks are read, untimed, to use up QEMU's burst allowance (a tenth"
+		echo "  of a second's worth), so every timed read is throttled."
+	fi
+	echo
+	echo "Before every run, mincore() counts the run's reads that will hit the page cache;"
+	echo "io fails unless that is all of them (cached), exactly 90% (mixed) or none"
+	echo "(uncached, throttled). Every read is checked (all 4096 bytes: each block holds"
+	echo "its number) and completions must equal requests. The buffered fd has"
+	echo "POSIX_FADV_RANDOM (no readahead). KAIO uses O_DIRECT in every case, so its"
+	echo "cached and mixed rows read from the disk. Wall-clock figures: plain TCG, 2"
+	echo "vCPUs, median of $(field '^# runs per figure: \([0-9]*\).*' '\1') runs; they move by tens of percent between runs on this"
+	echo "2-core host (other QEMU runs share it): compare within one table only. Guest"
+	echo "$(grep -m1 '^# clocksource' "$raw" | cut -c3-); $(grep -m1 '^# clock step' "$raw" | cut -c3-)."
+	echo
+	echo "## Throughput (wall clock)"
+	echo
+	echo "CPU µs/read: CLOCK_PROCESS_CPUTIME_ID of the io process (all its threads) over"
+	echo "the whole method call, per read; work done in interrupts is charged to whatever"
+	echo "runs then (for KAIO, often the idle task). Ratio: reads/s against sync pread."
+	echo
+	echo "| case | method | N | reads/s | ns/read | CPU µs/read | ratio to sync |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+	for c in $CASES; do
 		for m in $METHODS; do grep "^IO $c $m " "$raw"; done
 	done | awk '
-		{ c[NR] = $2; m[NR] = $3; n[NR] = $4; r[NR] = $5; ns[NR] = $6
+		{ c[NR] = $2; m[NR] = $3; n[NR] = $4; r[NR] = $5; ns[NR] = $6; cpu[NR] = $7
 		  if ($3 == "sync") base[$2] = $5 }
 		END { for (i = 1; i <= NR; i++)
-			printf "| %s | %s | %d | %d | %d | %s |\n", c[i], m[i], n[i], r[i], ns[i],
-				(c[i] in base) ? sprintf("%.2f", r[i] / base[c[i]]) : "-" }'
+			printf "| %s | %s | %d | %d | %d | %.1f | %s |\n", c[i], m[i], n[i], r[i], ns[i],
+				cpu[i] / 1000, (c[i] in base) ? sprintf("%.2f", r[i] / base[c[i]]) : "-" }'
 	echo
-	echo "perf stat per method (one process: warm-up read of the whole file, cached"
-	echo "runs, uncached runs; both cases together):"
+	echo "## Per read, from perf stat"
 	echo
-	echo "| method | task-clock ms | context-switches | cpu-migrations | page-faults | syscalls | hand-offs | fallbacks |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "Each (case, method, N) ran again in its own process under perf stat, one"
+	echo "run (cached: and its warm-up run); io switches counting on only while the method"
+	echo "runs (\`perf stat -D -1 --control\`), so warm-ups, drop_caches and setup outside"
+	echo "the method are not counted. Counts are divided by the reads done while"
+	echo "counting. task-clock is summed over all threads of the process."
+	echo
+	echo "| case | method | N | reads | task-clock µs/read | syscalls/read | context switches/read | hand-offs/read | fallbacks/read |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	grep '^PERF;' "$raw" | awk -F';' '
-		{ if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 }
-		  v[$2, $5] = $3 }
-		END { for (i = 1; i <= n; i++) { m = order[i]
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", m,
-				v[m, "task-clock"], v[m, "context-switches"], v[m, "cpu-migrations"],
-				v[m, "page-faults"], v[m, "raw_syscalls:sys_enter"],
-				v[m, "threadlet:threadlet_handoff"], v[m, "threadlet:threadlet_fallback"] } }'
+		function per(x, d) { return (x ~ /^[0-9.]+$/ && d > 0) ? sprintf(d == 1000 ? "%.1f" : "%.3f", x * d / rd[k]) : x }
+		{ k = $2 ";" $3 ";" $4
+		  if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+		  rd[k] = $5; v[k, $8] = $6 }
+		END { for (i = 1; i <= n; i++) { k = order[i]; split(k, f, ";")
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], f[3], rd[k],
+				per(v[k, "task-clock"], 1000), per(v[k, "raw_syscalls:sys_enter"], 1),
+				per(v[k, "context-switches"], 1), per(v[k, "threadlet:threadlet_handoff"], 1),
+				per(v[k, "threadlet:threadlet_fallback"], 1) } }'
 	echo
-	echo "Throughput plots: io-cached.png, io-uncached.png."
+	if grep -q '^FIO ' "$raw"; then
+		echo "## Cross-check against fio $(fio --version 2>/dev/null | sed 's/^fio-//')"
+		echo
+		echo "fio ran the same reads in the same boot (4 KiB randread of the same file,"
+		echo "fio's random map: no block twice in a job): psync with N jobs (threads,"
+		echo "\`--thread\`) against our sync (N = 1) and pthread pool, posixaio, libaio"
+		echo "(\`--direct=1\`, as our kaio) and io_uring with iodepth N; cached after reading"
+		echo "the file, uncached after drop_caches (and fio's own invalidate)$( [ -n "$THROTTLE" ] && echo "; throttled with a 200 ms \`--ramp_time\` (not counted) instead of primer reads")."
+		echo "fio runs with perf-scripts/fio-shm.c preloaded: the guest kernel has no System V"
+		echo "IPC, and the shim gives fio its job table as a shared anonymous mapping instead."
+		echo "Three fio runs each; fio's IOPS (its runtime excludes job setup). Ours: median"
+		echo "and min–max of our runs. *Agrees* when the two min–max ranges overlap."
+		echo "System calls per read: fio's job under perf stat in full and with one read per"
+		echo "job, difference divided by the difference in reads (so fio's start-up is not"
+		echo "counted; n/a where the start-up varied by more than the reads added); ours"
+		echo "from the perf table above. clock_gettime is a system call only when the guest's"
+		echo "clocksource has no vDSO support (jiffies; this run: $(grep -m1 '^# clocksource' "$raw" | cut -d' ' -f3))."
+		echo "CPU per read: ours is the CPU µs/read of the throughput table (process CPU time,"
+		echo "all threads); fio's is its own rusage of the job threads ((usr + sys)% × runtime"
+		echo "× jobs / reads, median of the three runs); neither under perf."
+		echo
+		echo "| case | ours | fio engine | N | ours reads/s (min–max) | fio IOPS (min–max) | fio/ours | agrees | syscalls/read ours / fio | fio clock_gettime calls/read | CPU µs/read ours / fio |"
+		echo "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
+		{ grep -e '^FIO ' -e '^FIOPERF;' -e '^PERF;' "$raw"
+		  grep -E '^# (cached|mixed|uncached|throttled) [a-z_]+ [0-9]+: ns/read' "$raw"; } | awk '
+			function abs(x) { return x < 0 ? -x : x }
+			function ours(e, n) {
+				if (e == "psync") return n == 1 ? "sync" : "pthread"
+				if (e == "posixaio") return "posix_aio"
+				return e == "libaio" ? "kaio" : "io_uring" }
+			/^FIO / { k = $2 " " $3 " " $4
+				  if (!(k in cnt)) order[++nk] = k
+				  cnt[k]++; iops[k, cnt[k]] = $7
+				  # CPU of the job threads per read; for N jobs, N times the runtime
+				  cpu[k, cnt[k]] = ($12 + $13) / 100 * $8 * 1000 * ($3 == "psync" ? $4 : 1) / $10
+				  if ($9 != 0 || ($10 != $6 && !$11) || $10 > $6 || $10 <= 0) bad[k] = bad[k] sprintf(" run %d: error %s, %s of %s reads;", $5, $9, $10, $6)
+				  next }
+			/^FIOPERF;/ { split($0, f, ";"); fp[f[2] " " f[3] " " f[4], f[5], f[9]] = f[7]
+				  fr[f[2] " " f[3] " " f[4], f[5]] = f[6]; next }
+			/^PERF;/ { split($0, f, ";"); op[f[2] " " f[3] " " f[4], f[8]] = f[6]; ord[f[2] " " f[3] " " f[4]] = f[5]; next }
+			/^# / { sub(":", "", $4); k = $2 " " $3 " " $4
+				  if (!(k in omed)) { omin[k] = 1e9 / $11; omed[k] = 1e9 / $9; omax[k] = 1e9 / $7
+				  ocpu[k] = $16 / 1000 } }
+			function fper(k, ev, d,   full, base, dr) {
+				full = fp[k, "full", ev]; base = fp[k, "base", ev]
+				dr = fr[k, "full"] - fr[k, "base"]
+				if (full !~ /^[0-9.]+$/ || base !~ /^[0-9.]+$/ || dr <= 0) return "?"
+				# start-up costs that vary by more than the reads add
+				if (full < base) return "n/a"
+				return sprintf(d == 1000 ? "%.1f" : "%.2f", (full - base) * d / dr) }
+			function oper(k, ev, d) {
+				if (op[k, ev] !~ /^[0-9.]+$/ || ord[k] <= 0) return "?"
+				return sprintf(d == 1000 ? "%.1f" : "%.2f", op[k, ev] * d / ord[k]) }
+			END { for (i = 1; i <= nk; i++) { k = order[i]; split(k, f, " ")
+				m = ours(f[2], f[3]); ok = f[1] " " m " " f[3]
+				lo = hi = iops[k, 1]
+				for (j = 1; j <= cnt[k]; j++) { x[j] = iops[k, j]; if (x[j] < lo) lo = x[j]; if (x[j] > hi) hi = x[j] }
+				# median of the runs (insertion sort)
+				for (a = 2; a <= cnt[k]; a++) for (b = a; b > 1 && x[b] < x[b - 1]; b--) { t = x[b]; x[b] = x[b - 1]; x[b - 1] = t }
+				med = x[int((cnt[k] + 1) / 2)]
+				for (j = 1; j <= cnt[k]; j++) x[j] = cpu[k, j]
+				for (a = 2; a <= cnt[k]; a++) for (b = a; b > 1 && x[b] < x[b - 1]; b--) { t = x[b]; x[b] = x[b - 1]; x[b - 1] = t }
+				fc = sprintf("%.1f", x[int((cnt[k] + 1) / 2)])
+				if (!(ok in omed)) { printf "| %s | %s (no figure) | %s | %s | - | %d (%d–%d) | - | - | - | - | - |\n", f[1], m, f[2], f[3], med, lo, hi; continue }
+				agree = (lo <= omax[ok] && hi >= omin[ok]) ? "yes" : "no"
+				if (k in bad) agree = agree ", fio:" bad[k]
+				oc = sprintf("%.1f", ocpu[ok])
+				printf "| %s | %s | %s | %s | %d (%d–%d) | %d (%d–%d) | %.2f | %s | %s / %s | %s | %s / %s |\n",
+					f[1], m, f[2], f[3], omed[ok], omin[ok], omax[ok], med, lo, hi, med / omed[ok], agree,
+					oper(ok, "raw_syscalls:sys_enter", 1), fper(k, "raw_syscalls:sys_enter", 1),
+					fper(k, "syscalls:sys_enter_clock_gettime", 1), oc, fc
+				if (agree !~ /^no/) continue
+				# what the gap in time per read is made of, as measured
+				dt = 1e6 / med - 1e6 / omed[ok]
+				note = sprintf("- %s %s N=%s (fio %s): fio takes %.1f µs %s per read (1/throughput).",
+					f[1], m, f[3], f[2], abs(dt), (dt < 0) ? "less" : "more")
+				if (oc != "?" && fc != "?") {
+					dc = fc - oc
+					note = note sprintf(" Its job threads spend %.1f µs %s CPU per read than our process:",
+						abs(dc), (dc < 0) ? "less" : "more")
+					if (dc * dt > 0 && abs(dc) >= 0.5 * abs(dt))
+						note = note " that covers at least half of the gap."
+					else
+						note = note " that does not cover half of the gap."
+				}
+				notes[++nn] = note }
+			  if (nn) {
+				printf "\nWhere the ranges do not overlap, the measured difference in CPU per read\n"
+				printf "against the difference in time per read (for N > 1 the CPU is spread over\n"
+				printf "threads and 2 vCPUs, so only the sign and size are comparable):\n\n"
+				for (i = 1; i <= nn; i++) print notes[i] } }'
+		echo
+	fi
+	if grep -q '^IC1 ' "$raw"; then
+		echo "## Deterministic mode (-icount)"
+		echo
+		echo "\`tests/run-qemu.sh --icount\`: -icount shift=0,sleep=off, one vCPU, so guest"
+		echo "time counts guest instructions (1 ns = 1 instruction). Wall time is"
+		echo "meaningless here (time spent idle waiting for the disk is skipped), so the"
+		echo "figure is the io process's CPU time per read (CLOCK_PROCESS_CPUTIME_ID, all"
+		echo "threads, the whole method call): the guest instructions it ran per read,"
+		echo "interrupts that land while it runs included. Median of 3 runs per boot."
+		echo "Ratio: instructions per read against sync pread of the same case (lower is"
+		echo "cheaper). A figure *repeats* when its $ICOUNT_RUNS boots agree within 1%"
+		echo "(spread = (max − min) / mean)."
+		echo
+		hdr="| case | method | N |" sep="| --- | --- | ---: |"
+		for k in $(seq 1 "$ICOUNT_RUNS"); do hdr="$hdr boot $k |"; sep="$sep ---: |"; done
+		echo "$hdr spread | repeats (≤ 1%) | ratio to sync |"
+		echo "$sep ---: | --- | ---: |"
+		grep '^IC[0-9]* ' "$raw" | awk -v runs="$ICOUNT_RUNS" '
+			{ b = substr($1, 3); k = $2 " " $3 " " $4
+			  if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+			  v[k, b] = $7 }
+			END { for (i = 1; i <= n; i++) { k = order[i]; split(k, f, " ")
+				line = sprintf("| %s | %s | %s |", f[1], f[2], f[3]); lo = hi = sum = v[k, 1]; miss = 0
+				for (b = 1; b <= runs; b++) {
+					if (!((k, b) in v)) { line = line " - |"; miss = 1; continue }
+					line = line sprintf(" %d |", v[k, b])
+					if (b > 1) { sum += v[k, b]; if (v[k, b] < lo) lo = v[k, b]; if (v[k, b] > hi) hi = v[k, b] } }
+				base = v[f[1] " sync 1", 1]
+				if (miss || runs < 2) { sp = "-"; rep = "-"; nmiss++ }
+				else { s = (hi - lo) / (sum / runs) * 100; sp = sprintf("%.2f%%", s)
+				       rep = s <= 1 ? "yes" : "**no**"; total++; if (s <= 1) good++ }
+				printf "%s %s | %s | %s |\n", line, sp, rep, (base > 0) ? sprintf("%.2f", v[k, 1] / base) : "-" }
+			  printf "\n%d of %d figures repeat within 1%%", good, total
+			  if (nmiss) printf " (%d without a figure from every boot)", nmiss
+			  printf ".\n" }'
+		echo
+	fi
+	echo "Throughput plots: $(for c in $CASES; do grep -q "^IO $c " "$raw" && printf 'io-%s.png ' "$c"; done)"
 } > "$md"
 
 # Plots: reads/s against concurrency, one line per method, one plot per case.
@@ -139,7 +467,8 @@ rm -rf "$dat"; mkdir -p "$dat"
 grep '^IO ' "$raw" | while read -r _ c m n r _; do
 	echo "$n $r" >> "$dat/$c-$m.dat"
 done
-for c in cached uncached; do
+pngs=""
+for c in $CASES; do
 	plots=""
 	for m in $METHODS; do
 		[ -f "$dat/$c-$m.dat" ] || continue
@@ -154,10 +483,13 @@ for c in cached uncached; do
 		fi
 	done
 	[ -n "$plots" ] || continue
-	gnuplot <<EOF || echo "io.sh: gnuplot failed for $c" >&2
+	title=$c
+	[ "$c" = mixed ] && title="mixed, 90% page-cache hits"
+	[ "$c" = throttled ] && title="uncached, disk throttled ($THROTTLE)"
+	gnuplot <<GP || echo "io.sh: gnuplot failed for $c" >&2
 set terminal pngcairo size 900,600 font ',10' noenhanced
 set output '$RESULTS/io-$c.png'
-set title '4 KiB random reads, $c (QEMU TCG, wall clock)'
+set title '4 KiB random reads, $title (QEMU TCG, wall clock)'
 set xlabel 'requests in flight (concurrency)'
 set ylabel 'reads/s'
 set logscale x 2
@@ -167,10 +499,11 @@ set yrange [0:*]
 set grid
 set key outside right
 plot $plots
-EOF
+GP
+	pngs="$pngs $RESULTS/io-$c.png"
 done
 cs=$(sed -n 's/^# clocksource \([^ ]*\).*/\1/p' "$raw" | head -n1)
 [ "$cs" = tsc ] || echo "io.sh: warning: guest clocksource '$cs', not tsc (TSC calibration failed at boot?): times are quantised to a tick" >&2
-echo "  RESULTS $md $RESULTS/io-cached.png $RESULTS/io-uncached.png"
-[ "$rc" = 0 ] || { echo "io.sh: run failed (exit $rc), see $log" >&2; exit 1; }
+echo "  RESULTS $md$pngs"
+[ "$rc" = 0 ] || { echo "io.sh: a boot failed, see $BUILD/logs/io-*.log and $raw" >&2; exit 1; }
 exit 0
