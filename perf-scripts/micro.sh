@@ -63,7 +63,8 @@ mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
 cp "$MICRO" "$IMG/bin/micro"
 cp "$READS" "$IMG/bin/reads"
 echo micro > "$IMG/list"
-[ -f "$IMG/disk.img" ] || [ ! -f "$BUILD/disk.img" ] || cp "$BUILD/disk.img" "$IMG/disk.img"
+[ ! -f "$BUILD/disk.img" ] || [ "$IMG/disk.img" -nt "$BUILD/disk.img" ] ||
+	cp "$BUILD/disk.img" "$IMG/disk.img"
 "$REPO/tests/mkimage.sh" "$IMG" "$IMG/bin" "$IMG/list" || exit 1
 
 events=task-clock,context-switches,page-faults,raw_syscalls:sys_enter
