@@ -141,8 +141,10 @@ unset THREADLET_FORCE_SYSCALL
 
 # 3. fio, the same reads: psync with N jobs (threads), posixaio, libaio
 #    (O_DIRECT, as our kaio) and io_uring with iodepth N; three runs each,
-#    then the job under perf stat twice: in full and with one read per job,
-#    so that the difference is what the reads cost.
+#    each right after one run of our matching method (XIO lines: case
+#    method N pair reads/s ns/read cpu-ns/read), then the job under perf
+#    stat twice: in full and with one read per job, so that the difference
+#    is what the reads cost.
 #    FIO lines: case engine N run reads-asked iops runtime-ms error
 #    reads-counted ramped (reads in the ramp are done but not counted)
 #    usr% sys% (fio's rusage of its job threads over the job's runtime).
@@ -173,7 +175,18 @@ for c in $fio_cases; do
 			jobs=1
 			[ "$e" = psync ] && jobs=$n
 			per=$(( (nreq + jobs - 1) / jobs ))
+			case $e in
+			psync) om=pthread; [ "$n" = 1 ] && om=sync ;;
+			posixaio) om=posix_aio ;;
+			libaio) om=kaio ;;
+			*) om=$e ;;
+			esac
 			for r in 1 2 3; do
+				# ours right before each fio run: both see the same host load
+				# shellcheck disable=SC2086
+				/tests/io -c "$c" -n "$n" -r 1 $opts $om > /tmp/xio 2>&1 || { echo "io $c $om $n: exit $?"; rc=1; }
+				grep -q '^io: all reads checked' /tmp/xio || { echo "io $c $om $n: did not finish"; rc=1; }
+				sed -n "s/^IO $c $om $n /XIO $c $om $n $r /p" /tmp/xio
 				fio_job "$c" "$e" "$n" "$per" > /tmp/fio.out 2>&1 || { echo "fio $c $e $n: exit $?"; rc=1; }
 				grep -q '^3;' /tmp/fio.out || { echo "fio $c $e $n: no result"; cat /tmp/fio.out; rc=1; }
 				grep '^3;' /tmp/fio.out | awk -F';' -v c="$c" -v e="$e" -v n="$n" -v r="$r" -v ios=$((per * jobs)) \
@@ -209,7 +222,7 @@ boot() {
 		"$REPO/tests/run-qemu.sh" --name "io-$name" --log "$log" \
 		--timeout "$TIMEOUT" --guest-timeout "$TIMEOUT" --cmd "$cmd" "$@" > /dev/null
 	echo $? > "$IMG/rc.$name"
-	grep -v -e '^\[' -e '^TL-' "$log" | sed 's/^.*\x1b\[2J//' |
+	tr -d '\r' < "$log" | grep -v -e '^\[' -e '^TL-' | sed 's/^.*\x1b\[2J//' |
 		sed -n '/^# clocksource/,$p' > "$IMG/out.$name"
 }
 
@@ -265,6 +278,21 @@ md=$RESULTS/io.md
 	echo "Extra kernel command line of the wall and throttled boots: \`${WALL_APPEND:-none}\`."
 	echo "Boots: $(grep '^## boot' "$raw" | sed 's/^## boot \([^:]*\): run-qemu.sh exit \([0-9]*\).*/\1 (exit \2)/' | paste -sd, - | sed 's/,/, /g')."
 	echo
+	# Every error the guest printed, by boot: a benchmark that fails a check
+	# must not pass for a result.
+	fails=$(awk '/^## boot / { b = $3; sub(":", "", b) }
+		/^(io|fio)( [a-z_]+ [a-z_]+ [0-9]+)?: / && !/all reads checked/ { print "- " b ": `" $0 "`" }
+		/^(Segmentation fault|Bus error|Aborted|Killed)/ { print "- " b ": `" $0 "`" }' "$raw" | sort | uniq -c |
+		sed 's/^ *\([0-9]*\) \(.*\)/\2 (×\1)/')
+	if [ -n "$fails" ]; then
+		echo "## Failures in this run"
+		echo
+		echo "The guests reported these errors (a method whose process died has no figure"
+		echo "from that point on in its boot's tables):"
+		echo
+		echo "$fails"
+		echo
+	fi
 	echo "## Cases"
 	echo
 	echo "- **cached**: the file is in the page cache; $(field '^# requests per run: cached \([0-9]*\).*' '\1') reads per run at random"
@@ -277,7 +305,8 @@ md=$RESULTS/io.md
 		echo "- **throttled**: the uncached case on a disk QEMU throttles with"
 		echo "  \`-drive ...,$THROTTLE\` (\`THROTTLE\`); before each run $PRIME"
 		echo "  other blocks are read, untimed, to use up QEMU's burst allowance (a tenth"
-		echo "  of a second's worth), so every timed read is throttled."
+		echo "  of a second's worth), so every timed read is throttled.${th_iops:+ The cap is}"
+		[ -z "$th_iops" ] || echo "  $th_iops reads/s: a figure well above it would mean the guest's clock is wrong."
 	fi
 	echo
 	echo "Before every run, mincore() counts the run's reads that will hit the page cache;"
@@ -338,16 +367,18 @@ md=$RESULTS/io.md
 		echo "the file, uncached after drop_caches (and fio's own invalidate)$( [ -n "$THROTTLE" ] && echo "; throttled with a 200 ms \`--ramp_time\` (not counted) instead of primer reads")."
 		echo "fio runs with perf-scripts/fio-shm.c preloaded: the guest kernel has no System V"
 		echo "IPC, and the shim gives fio its job table as a shared anonymous mapping instead."
-		echo "Three fio runs each; fio's IOPS (its runtime excludes job setup). Ours: median"
-		echo "and min–max of our runs. *Agrees* when the two min–max ranges overlap."
+		echo "Three fio runs each; fio's IOPS (its runtime excludes job setup). Ours: our"
+		echo "matching method run once (io -c case -n N -r 1) right before each fio run, so"
+		echo "both see the same load on the host; median and min–max of the three pairs."
+		echo "*Agrees* when the two min–max ranges overlap."
 		echo "System calls per read: fio's job under perf stat in full and with one read per"
 		echo "job, difference divided by the difference in reads (so fio's start-up is not"
 		echo "counted; n/a where the start-up varied by more than the reads added); ours"
 		echo "from the perf table above. clock_gettime is a system call only when the guest's"
 		echo "clocksource has no vDSO support (jiffies; this run: $(grep -m1 '^# clocksource' "$raw" | cut -d' ' -f3))."
-		echo "CPU per read: ours is the CPU µs/read of the throughput table (process CPU time,"
-		echo "all threads); fio's is its own rusage of the job threads ((usr + sys)% × runtime"
-		echo "× jobs / reads, median of the three runs); neither under perf."
+		echo "CPU per read: ours is the process CPU time (all threads) of the paired runs;"
+		echo "fio's is its own rusage of the job threads ((usr + sys)% × runtime × jobs /"
+		echo "reads); medians of the three runs, neither under perf."
 		echo
 		echo "| case | ours | fio engine | N | ours reads/s (min–max) | fio IOPS (min–max) | fio/ours | agrees | syscalls/read ours / fio | fio clock_gettime calls/read | CPU µs/read ours / fio |"
 		echo "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
@@ -368,9 +399,10 @@ md=$RESULTS/io.md
 			/^FIOPERF;/ { split($0, f, ";"); fp[f[2] " " f[3] " " f[4], f[5], f[9]] = f[7]
 				  fr[f[2] " " f[3] " " f[4], f[5]] = f[6]; next }
 			/^PERF;/ { split($0, f, ";"); op[f[2] " " f[3] " " f[4], f[8]] = f[6]; ord[f[2] " " f[3] " " f[4]] = f[5]; next }
-			/^# / { sub(":", "", $4); k = $2 " " $3 " " $4
-				  if (!(k in omed)) { omin[k] = 1e9 / $11; omed[k] = 1e9 / $9; omax[k] = 1e9 / $7
-				  ocpu[k] = $16 / 1000 } }
+			/^XIO / { k = $2 " " $3 " " $4; xn[k]++; xr[k, xn[k]] = $6; xc[k, xn[k]] = $8 / 1000 }
+			function med3(a, n,   i, j, t) {	# median of a[1..n], sorts a
+				for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j] < a[j - 1]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+				return a[int((n + 1) / 2)] }
 			function fper(k, ev, d,   full, base, dr) {
 				full = fp[k, "full", ev]; base = fp[k, "base", ev]
 				dr = fr[k, "full"] - fr[k, "base"]
@@ -383,6 +415,11 @@ md=$RESULTS/io.md
 				return sprintf(d == 1000 ? "%.1f" : "%.2f", op[k, ev] * d / ord[k]) }
 			END { for (i = 1; i <= nk; i++) { k = order[i]; split(k, f, " ")
 				m = ours(f[2], f[3]); ok = f[1] " " m " " f[3]
+				if (ok in xn) {
+					for (j = 1; j <= xn[ok]; j++) y[j] = xc[ok, j]
+					ocpu[ok] = med3(y, xn[ok])
+					for (j = 1; j <= xn[ok]; j++) y[j] = xr[ok, j]
+					omed[ok] = med3(y, xn[ok]); omin[ok] = y[1]; omax[ok] = y[xn[ok]] }
 				lo = hi = iops[k, 1]
 				for (j = 1; j <= cnt[k]; j++) { x[j] = iops[k, j]; if (x[j] < lo) lo = x[j]; if (x[j] > hi) hi = x[j] }
 				# median of the runs (insertion sort)
@@ -438,11 +475,14 @@ md=$RESULTS/io.md
 		for k in $(seq 1 "$ICOUNT_RUNS"); do hdr="$hdr boot $k |"; sep="$sep ---: |"; done
 		echo "$hdr spread | repeats (≤ 1%) | ratio to sync |"
 		echo "$sep ---: | --- | ---: |"
-		grep '^IC[0-9]* ' "$raw" | awk -v runs="$ICOUNT_RUNS" '
-			{ b = substr($1, 3); k = $2 " " $3 " " $4
-			  if (!(k in seen)) { seen[k] = 1; order[++n] = k }
-			  v[k, b] = $7 }
-			END { for (i = 1; i <= n; i++) { k = order[i]; split(k, f, " ")
+		grep '^IC[0-9]* ' "$raw" | awk -v runs="$ICOUNT_RUNS" -v cases="$CASES" -v methods="$METHODS" '
+			{ b = substr($1, 3); k = $2 " " $3 " " $4; seen[k] = 1; v[k, b] = $7 }
+			END { nc = split(cases, cs, " "); nm = split(methods, ms, " ")
+			  # rows in the order of the other tables
+			  for (c = 1; c <= nc; c++) for (m = 1; m <= nm; m++) for (j = 1; j <= 3; j++) {
+				k = cs[c] " " ms[m] " " substr("1 8 32", j == 1 ? 1 : j == 2 ? 3 : 5, j == 3 ? 2 : 1)
+				if (k in seen) order[++n] = k }
+			  for (i = 1; i <= n; i++) { k = order[i]; split(k, f, " ")
 				line = sprintf("| %s | %s | %s |", f[1], f[2], f[3]); lo = hi = sum = v[k, 1]; miss = 0
 				for (b = 1; b <= runs; b++) {
 					if (!((k, b) in v)) { line = line " - |"; miss = 1; continue }
@@ -451,11 +491,14 @@ md=$RESULTS/io.md
 				base = v[f[1] " sync 1", 1]
 				if (miss || runs < 2) { sp = "-"; rep = "-"; nmiss++ }
 				else { s = (hi - lo) / (sum / runs) * 100; sp = sprintf("%.2f%%", s)
-				       rep = s <= 1 ? "yes" : "**no**"; total++; if (s <= 1) good++ }
+				       rep = s <= 1 ? "yes" : "**no**"; total++; ctot[f[1]]++
+				       if (s <= 1) { good++; cgood[f[1]]++ } }
 				printf "%s %s | %s | %s |\n", line, sp, rep, (base > 0) ? sprintf("%.2f", v[k, 1] / base) : "-" }
 			  printf "\n%d of %d figures repeat within 1%%", good, total
 			  if (nmiss) printf " (%d without a figure from every boot)", nmiss
-			  printf ".\n" }'
+			  sep = " (by case: "
+			  for (c = 1; c <= nc; c++) if (cs[c] in ctot) { printf "%s%s %d of %d", sep, cs[c], cgood[cs[c]], ctot[cs[c]]; sep = ", " }
+			  printf ").\n" }'
 		echo
 	fi
 	echo "Throughput plots: $(for c in $CASES; do grep -q "^IO $c " "$raw" && printf 'io-%s.png ' "$c"; done)"
