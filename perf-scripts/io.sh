@@ -400,6 +400,9 @@ md=$RESULTS/io.md
 				  fr[f[2] " " f[3] " " f[4], f[5]] = f[6]; next }
 			/^PERF;/ { split($0, f, ";"); op[f[2] " " f[3] " " f[4], f[8]] = f[6]; ord[f[2] " " f[3] " " f[4]] = f[5]; next }
 			/^XIO / { k = $2 " " $3 " " $4; xn[k]++; xr[k, xn[k]] = $6; xc[k, xn[k]] = $8 / 1000 }
+			# the timed run, for rows without pairs (a guest script without them)
+			/^# / { sub(":", "", $4); k = $2 " " $3 " " $4
+				if (!(k in tmed)) { tmin[k] = 1e9 / $11; tmed[k] = 1e9 / $9; tmax[k] = 1e9 / $7; tcpu[k] = $16 / 1000 } }
 			function med3(a, n,   i, j, t) {	# median of a[1..n], sorts a
 				for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j] < a[j - 1]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 				return a[int((n + 1) / 2)] }
@@ -420,6 +423,9 @@ md=$RESULTS/io.md
 					ocpu[ok] = med3(y, xn[ok])
 					for (j = 1; j <= xn[ok]; j++) y[j] = xr[ok, j]
 					omed[ok] = med3(y, xn[ok]); omin[ok] = y[1]; omax[ok] = y[xn[ok]] }
+				else if (ok in tmed) {
+					omed[ok] = tmed[ok]; omin[ok] = tmin[ok]; omax[ok] = tmax[ok]; ocpu[ok] = tcpu[ok]
+					m = m " (timed run, not paired)" }
 				lo = hi = iops[k, 1]
 				for (j = 1; j <= cnt[k]; j++) { x[j] = iops[k, j]; if (x[j] < lo) lo = x[j]; if (x[j] > hi) hi = x[j] }
 				# median of the runs (insertion sort)
