@@ -382,7 +382,7 @@ md=$RESULTS/io.md
 		echo
 		echo "| case | ours | fio engine | N | ours reads/s (min–max) | fio IOPS (min–max) | fio/ours | agrees | syscalls/read ours / fio | fio clock_gettime calls/read | CPU µs/read ours / fio |"
 		echo "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
-		{ grep -e '^FIO ' -e '^FIOPERF;' -e '^PERF;' "$raw"
+		{ grep -e '^FIO ' -e '^XIO ' -e '^FIOPERF;' -e '^PERF;' "$raw"
 		  grep -E '^# (cached|mixed|uncached|throttled) [a-z_]+ [0-9]+: ns/read' "$raw"; } | awk '
 			function abs(x) { return x < 0 ? -x : x }
 			function ours(e, n) {
