@@ -28,7 +28,10 @@
 extern "C" {
 #endif
 
-/* System call numbers (x86-64). */
+/*
+ * System call numbers, the same on x86-64 and i386. i386 has no
+ * async_exec and umem_add: syslet atoms name x86-64 system calls.
+ */
 #define __NR_threadlet_register	451
 #define __NR_threadlet_on	452
 #define __NR_threadlet_off	453
@@ -84,6 +87,7 @@ static inline long complete_threadlet_fn(void *event,
 	return __complete_threadlet_fn(event, ahu);
 }
 
+#ifdef __x86_64__
 /*
  * Syslets: chains of system calls run in the kernel (see
  * include/uapi/linux/threadlet.h for struct syslet_uatom and SYSLET_*).
@@ -111,6 +115,8 @@ static inline void syslet_link(struct syslet_uatom *a, struct syslet_uatom *next
 {
 	a->next = (unsigned long)next;
 }
+
+#endif /* __x86_64__ */
 
 /* Introspection, for tests and tools. */
 struct threadlet_stats {

@@ -22,11 +22,25 @@ TL_HIDDEN void *tl_vdso_sym(const char *name);
 
 TL_HIDDEN extern tl_on_fn tl_on;
 
-/* switch_x86_64.asm */
+/*
+ * switch_<arch>.asm. On i386 tl_switch_run() takes threadlet_on() as a
+ * sixth argument (position-independent nasm code cannot load tl_on
+ * without a GOT pointer); the macro adds it at threadlet.c's call sites.
+ */
+#ifdef __i386__
+TL_HIDDEN long tl_switch_run(long (*fn)(void *), void *data,
+			     unsigned long stack_top,
+			     struct async_head_user *ahu,
+			     struct threadlet_area *area, tl_on_fn on);
+#define tl_switch_run(fn, data, top, ahu, area) \
+	tl_switch_run(fn, data, top, ahu, area, tl_on)
+TL_HIDDEN void tl_fn_returned(void *data);
+#else
 TL_HIDDEN long tl_switch_run(long (*fn)(void *), void *data,
 			     unsigned long stack_top,
 			     struct async_head_user *ahu,
 			     struct threadlet_area *area);
+#endif
 TL_HIDDEN long tl_park_home(struct threadlet_area *area,
 			    struct async_head_user *ahu);
 TL_HIDDEN void tl_go_home(struct threadlet_area *area, long ret)

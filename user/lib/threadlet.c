@@ -23,7 +23,8 @@
 
 #include "internal.h"
 
-/* The head frame and top block that switch_x86_64.asm builds; see there. */
+/* The head frame and top block that switch_<arch>.asm builds; see there. */
+#if defined(__x86_64__)
 struct tl_head_frame {
 	uint64_t top;
 	uint64_t r15, r14, r13, r12, rbx, rbp;
@@ -44,13 +45,37 @@ _Static_assert(offsetof(struct tl_top, fn) == 8, "TOP_FN");
 _Static_assert(offsetof(struct tl_top, data) == 16, "TOP_DATA");
 _Static_assert(offsetof(struct tl_top, head) == 24, "TOP_HEAD");
 _Static_assert(sizeof(struct tl_top) == 32, "TOP_SIZE");
+#elif defined(__i386__)
+struct tl_head_frame {
+	uint32_t top;
+	uint32_t edi, esi, ebx, ebp;
+	uint32_t ret;
+	uint32_t args[6];
+};
+
+struct tl_top {
+	uint32_t mxcsr;
+	uint16_t fcw;
+	uint16_t pad;
+	uint32_t fn, data;
+	uint32_t unused[4];
+};
+_Static_assert(offsetof(struct tl_head_frame, top) == 0, "FRAME_TOP");
+_Static_assert(offsetof(struct tl_head_frame, args) == 24, "FRAME_ARGS");
+_Static_assert(offsetof(struct tl_top, mxcsr) == 0, "TOP_MXCSR");
+_Static_assert(offsetof(struct tl_top, fcw) == 4, "TOP_FCW");
+_Static_assert(offsetof(struct tl_top, fn) == 8, "TOP_FN");
+_Static_assert(offsetof(struct tl_top, data) == 12, "TOP_DATA");
+_Static_assert(sizeof(struct tl_top) == 32, "TOP_SIZE");
+#else
+#error "libthreadlet supports x86-64 and i386"
+#endif
 _Static_assert(offsetof(struct threadlet_area, flags) == 0 &&
 	       offsetof(struct threadlet_area, lib_flags) == 4, "AREA_STATE");
 _Static_assert(offsetof(struct threadlet_area, home_ip) == 32, "AREA_HOME_IP");
 _Static_assert(offsetof(struct threadlet_area, home_sp) == 40, "AREA_HOME_SP");
 _Static_assert(sizeof(struct threadlet_area) == THREADLET_AREA_SIZE, "area");
 _Static_assert(__NR_async_thread == 455, "NR_ASYNC_THREAD");
-
 _Static_assert(TL_LIB_UNREGISTERED == 1, "TL_LIB_UNREGISTERED");
 
 /* The async head whose pool this thread belongs to, if it is a pool thread. */
@@ -251,6 +276,28 @@ long tl_exec_slow(long (*fn)(void *), void *data, unsigned long stack_top,
 		return -EBUSY;
 	return tl_switch_run(fn, data, stack_top, ahu, &__threadlet_area);
 }
+
+#ifdef __i386__
+/*
+ * x86-64 has this in switch_x86_64.asm. On i386 the kernel runs every
+ * threadlet in place for now, so the C version is fast enough.
+ */
+long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
+		    struct async_head_user *ahu)
+{
+	if (__builtin_expect(!fn | !ahu | (stack_top < 4096) | (stack_top & 15) |
+			     __threadlet_area.flags | __threadlet_area.lib_flags, 0))
+		return tl_exec_slow(fn, data, stack_top, ahu);
+	return tl_switch_run(fn, data, stack_top, ahu, &__threadlet_area);
+}
+
+/* Called by switch_i386.asm after every fn; see tl_fn_returned_slow(). */
+void tl_fn_returned(void *data)
+{
+	if (__builtin_expect(__threadlet_area.flags | __threadlet_area.lib_flags, 0))
+		tl_fn_returned_slow(data);
+}
+#endif
 
 /* Parks a cache-miss thread for good; returns only by going home. */
 static void __attribute__((noreturn))
@@ -463,8 +510,9 @@ long async_wait(unsigned long min_wait_events, unsigned long user_ring_idx,
 	return ret < 0 ? -errno : ret;
 }
 
-/* ---- syslets --------------------------------------------------------- */
+/* ---- syslets (x86-64 only: atoms name x86-64 system calls) ----------- */
 
+#ifdef __x86_64__
 struct syslet_uatom *async_exec(struct syslet_uatom *atom,
 				struct async_head_user *ahu)
 {
@@ -503,3 +551,4 @@ void syslet_atom_init(struct syslet_uatom *a, unsigned int nr,
 		a->arg_ptr[i] = (uintptr_t)va_arg(ap, unsigned long long *);
 	va_end(ap);
 }
+#endif /* __x86_64__ */

@@ -1,0 +1,154 @@
+; SPDX-License-Identifier: LGPL-2.1 OR MIT
+;
+; libthreadlet stack switch for i386 (System V cdecl: arguments on the
+; stack, ebx/esi/edi/ebp callee-saved, the stack 16-byte aligned at
+; calls), nasm syntax, position-independent.
+;
+; The same protocol as switch_x86_64.asm: the head saves its callee-saved
+; registers in a frame on its own stack and gives that frame to
+; threadlet_on() as the resume point; fn runs on the threadlet stack.
+; The kernel does not hand off 32-bit tasks yet (they fall back, reason
+; THREADLET_FB_COMPAT), so today .resume is reached only if that changes;
+; it is written for it all the same.
+;
+; Head frame, from its lowest address (= head_sp):
+;   +0   the top block  +4 edi  +8 esi  +12 ebx  +16 ebp
+;   +20  return address of tl_switch_run
+; Top block, the 32 bytes under the threadlet stack's top:
+;   +0   mxcsr (4 bytes)  +4 x87 control word (2 bytes)
+;   +8   fn  +12 data
+; The offsets are checked against struct tl_head_frame and struct tl_top
+; in threadlet.c with _Static_assert.
+FRAME_TOP	equ 0
+FRAME_ARGS	equ 24		; first argument, above the return address
+TOP_MXCSR	equ 0
+TOP_FCW		equ 4
+TOP_FN		equ 8
+TOP_DATA	equ 12
+TOP_SIZE	equ 32
+
+; struct threadlet_area (fields are 64-bit; we store the low halves)
+AREA_SIZE	equ 128
+AREA_HOME_IP	equ 32
+AREA_HOME_SP	equ 40
+TL_LIB_UNREGISTERED equ 1
+
+NR_ASYNC_THREAD	equ 455
+
+%macro PUSH_CALLEE_SAVED 0
+	push	ebp
+	push	ebx
+	push	esi
+	push	edi
+%endmacro
+
+%macro POP_CALLEE_SAVED 0
+	pop	edi
+	pop	esi
+	pop	ebx
+	pop	ebp
+%endmacro
+
+; This thread's area, as in switch_x86_64.asm: every new thread starts
+; with lib_flags = TL_LIB_UNREGISTERED.
+	section .tdata progbits alloc noexec write tls align=128	; AREA_SIZE
+	global __threadlet_area:data AREA_SIZE
+__threadlet_area:
+	dd	0			; flags
+	dd	TL_LIB_UNREGISTERED	; lib_flags
+	times AREA_SIZE - 8 db 0
+
+	section .text
+
+	global tl_switch_run:function hidden
+	global tl_park_home:function hidden
+	global tl_go_home:function hidden
+	extern tl_fn_returned
+
+; long tl_switch_run(long (*fn)(void *), void *data, unsigned long stack_top,
+;                    void *ahu, struct threadlet_area *area,
+;                    long (*on)(area, ip, sp, ahu))
+;
+; Arguments checked by threadlet_exec(). Returns 1 (ran in place) or 0
+; (as the new head after a hand-off). threadlet_on()'s result is not
+; tested, for the reasons given in switch_x86_64.asm.
+tl_switch_run:
+	mov	eax, [esp + 12]			; stack_top
+	sub	eax, TOP_SIZE
+	mov	ecx, [esp + 4]
+	mov	[eax + TOP_FN], ecx
+	mov	ecx, [esp + 8]
+	mov	[eax + TOP_DATA], ecx
+	stmxcsr	[eax + TOP_MXCSR]
+	fnstcw	[eax + TOP_FCW]
+	PUSH_CALLEE_SAVED
+	push	eax				; the head frame is complete
+	mov	ebx, esp			; callee-saved: the frame, across on() and fn
+
+	call	.pc
+.pc:	pop	ecx
+	add	ecx, .resume - .pc		; .resume, position-independent
+	sub	esp, 8				; 16-byte aligned after 4 arguments
+	push	dword [ebx + FRAME_ARGS + 12]	; ahu
+	push	ebx				; sp: the frame
+	push	ecx				; ip: .resume
+	push	dword [ebx + FRAME_ARGS + 16]	; area
+	call	[ebx + FRAME_ARGS + 20]		; on(area, .resume, frame, ahu)
+
+	mov	eax, [ebx + FRAME_TOP]
+	lea	esp, [eax - 16]			; 16-byte aligned, room for the argument
+	mov	ecx, [eax + TOP_DATA]
+	mov	[esp], ecx
+	call	[eax + TOP_FN]			; fn(data)
+
+	; Sorts out everything but "completed in place" (see threadlet.c);
+	; returns only to the head. ebx is still the frame: fn and
+	; tl_fn_returned preserved it.
+	mov	eax, [ebx + FRAME_TOP]
+	mov	ecx, [eax + TOP_DATA]
+	mov	[esp], ecx
+	call	tl_fn_returned
+	mov	esp, ebx
+	add	esp, 4
+	POP_CALLEE_SAVED
+	mov	eax, 1
+	ret
+
+.resume:				; new head after a hand-off, eax = 0
+	mov	ecx, [esp + FRAME_TOP]
+	ldmxcsr	[ecx + TOP_MXCSR]
+	fldcw	[ecx + TOP_FCW]
+	add	esp, 4
+	POP_CALLEE_SAVED
+	ret
+
+; long tl_park_home(struct threadlet_area *area, void *ahu)
+;
+; Parks the calling pool thread with async_thread(NULL, ahu); see
+; switch_x86_64.asm. The frame here is the identity's home.
+tl_park_home:
+	PUSH_CALLEE_SAVED
+	mov	edx, [esp + 20]			; area
+	mov	ecx, [esp + 24]			; ahu
+	call	.pc
+.pc:	pop	eax
+	add	eax, .home - .pc
+	mov	[edx + AREA_HOME_IP], eax
+	mov	dword [edx + AREA_HOME_IP + 4], 0
+	mov	[edx + AREA_HOME_SP], esp
+	mov	dword [edx + AREA_HOME_SP + 4], 0
+	mov	eax, NR_ASYNC_THREAD
+	xor	ebx, ebx			; event: none
+	int	0x80				; ecx: ahu
+.home:
+	POP_CALLEE_SAVED
+	ret
+
+; noreturn void tl_go_home(struct threadlet_area *area, long ret)
+tl_go_home:
+	mov	ecx, [esp + 4]
+	mov	eax, [esp + 8]
+	mov	esp, [ecx + AREA_HOME_SP]
+	jmp	[ecx + AREA_HOME_IP]
+
+	section .note.GNU-stack noalloc noexec nowrite progbits
