@@ -30,7 +30,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
-.PHONY: all deps kernel kernel-debug prepare user tests image run check check-debug test shell clean distclean
+.PHONY: all deps kernel kernel-debug prepare user user32 tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
 all: kernel image
@@ -74,17 +74,29 @@ TCFLAGS  := $(CFLAGS) -Iuser/include -Iinclude/uapi
 user: deps
 	@$(MAKE) -s -C user O=$(B)/user
 
+# The same library for 32-bit (i386) programs, and their guest tests.
+LIBTL32  := $(B)/user32/libthreadlet.a
+GUEST32  := $(patsubst tests/guest32/%.c,$(TBIN)/%,$(wildcard tests/guest32/*.c))
+
+user32: deps
+	@$(MAKE) -s -C user ARCH=i386 O=$(B)/user32
+
 $(LIBTL): user
+$(LIBTL32): user32
 
 $(TBIN)/%: tests/guest/%.c tests/guest/tl_test.h $(LIBTL) | deps
 	@mkdir -p $(TBIN)
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL) -lm
 
+$(TBIN)/%: tests/guest32/%.c tests/guest/tl_test.h $(LIBTL32) | deps
+	@mkdir -p $(TBIN)
+	$(CC) -m32 $(TCFLAGS) -Itests/guest -static -o $@ $< $(LIBTL32) -lm
+
 $(TBIN)/%: user/examples/%.c $(LIBTL) | deps
 	@mkdir -p $(TBIN)
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
 
-tests: user $(GUEST_TESTS) $(EXAMPLES)
+tests: user user32 $(GUEST_TESTS) $(GUEST32) $(EXAMPLES)
 
 # --- guest image --------------------------------------------------------------
 image: deps tests
