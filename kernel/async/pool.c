@@ -135,16 +135,29 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 		rcu_read_unlock();
 		return ret;
 	}
+	/*
+	 * Disarm the head's area before it moves to @spare. The spare may
+	 * still be on its way into schedule() on another CPU, and from the
+	 * swap on, its own call of this hook finds this area: armed, it
+	 * would hand itself off as a second head.
+	 */
+	WRITE_ONCE(a->flags, a->flags & ~THREADLET_ON);
+	/*
+	 * Orders that store before the swap's store of spare->threadlet;
+	 * the hook reads the area through that pointer (a dependency).
+	 */
+	smp_wmb();
 	ret = threadlet_swap_identity(tsk, spare);
 	if (ret) {
+		/* Nothing moved: the threadlet goes on in place, still on. */
+		WRITE_ONCE(a->flags, a->flags | THREADLET_ON);
 		async_unclaim(head, p, ASYNC_ABORTED);
 		rcu_read_unlock();
 		return ret;
 	}
 	rcu_read_unlock();
 
-	/* The head's area moved to @spare; it is off, as it was handed off. */
-	WRITE_ONCE(a->flags, a->flags & ~THREADLET_ON);
+	/* The head's area moved to @spare, off, as it was handed off. */
 	WRITE_ONCE(a->nr_handoffs, a->nr_handoffs + 1);
 	p->head_ip = ip;
 	p->head_sp = sp;
