@@ -34,13 +34,16 @@
  * Every read is checked (all 4096 bytes), and completions must equal
  * requests; any error makes the exit status non-zero.
  *
- * Usage: io [-c case]... [-n N]... [-r runs] [-p K] [method ...]
+ * Usage: io [-c case]... [-n N]... [-r runs] [-p K] [-f data] [method ...]
  *   -c  cached, mixed or uncached (default: all three)
  *   -n  1, 8 or 32 (default: all three)
  *   -r  runs per figure (default 5)
  *   -p  before each mixed or uncached run, read K other uncached blocks,
  *       untimed: this fills the burst allowance of a throttled QEMU disk so
  *       that every timed read is throttled
+ *   -f  the data, a file or a block device holding the same 64 MiB
+ *       (default /mnt/disk/data; perf-scripts/io.sh's -icount boots use
+ *       a memory-backed null_blk device whose latency is guest time)
  *   methods default to all; threadlet_syscall then runs in a child process
  *   with THREADLET_FORCE_SYSCALL=1.
  * IO_PERF_CTL=<ctl-fd>,<ack-fd> in the environment: the fds of
@@ -72,7 +75,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PATH		"/mnt/disk/data"
 #define NBLOCKS		(64 * 256)
 #define BS		4096
 #define R_CACHED	10000
@@ -178,6 +180,9 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* The data: a file (or, with -f, a block device) whose block b holds b. */
+static const char *path = "/mnt/disk/data";
+
 static long long t_start;	/* methods that set up outside the timing */
 
 static long run_pthread(int c)
@@ -192,8 +197,13 @@ static long run_pthread(int c)
 			FAIL("pthread_create\n");
 			exit(1);
 		}
-	pthread_barrier_wait(&barrier);
+	/*
+	 * The workers wait at the barrier; this thread's arrival releases
+	 * them, so the clock starts first: on one CPU this thread may not
+	 * run again until the workers are nearly done.
+	 */
 	t_start = now();
+	pthread_barrier_wait(&barrier);
 	for (int i = 0; i < c; i++)
 		pthread_join(th[i], NULL);
 	pthread_barrier_destroy(&barrier);
@@ -523,7 +533,9 @@ static void warm_cache(void)
 	off_t off = 0;
 	ssize_t n;
 
-	while ((n = pread(fd, big, sizeof(big), off)) > 0)
+	/* The data's blocks only: a block device may be larger. */
+	while (off < (off_t)NBLOCKS * BS &&
+	       (n = pread(fd, big, sizeof(big), off)) > 0)
 		off += n;
 	if (off != (off_t)NBLOCKS * BS)
 		FAIL("warm-up read %lld bytes\n", (long long)off);
@@ -711,7 +723,7 @@ static int run_child(int argc, char **argv, const char *method)
 static int usage(void)
 {
 	fprintf(stderr, "usage: io [-c cached|mixed|uncached]... [-n 1|8|32]... "
-		"[-r runs] [-p K] [method ...]\n");
+		"[-r runs] [-p K] [-f data] [method ...]\n");
 	return 64;
 }
 
@@ -722,7 +734,7 @@ int main(int argc, char **argv)
 	const char *ctl = getenv("IO_PERF_CTL");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "c:n:r:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:r:p:f:")) != -1) {
 		int k;
 
 		switch (opt) {
@@ -744,6 +756,9 @@ int main(int argc, char **argv)
 			reps = atoi(optarg);
 			if (reps < 1 || reps > REPS_MAX)
 				return usage();
+			break;
+		case 'f':
+			path = optarg;
 			break;
 		case 'p':
 			prime = atoi(optarg);
@@ -785,8 +800,8 @@ int main(int argc, char **argv)
 		return 64;
 	}
 
-	fd = open(PATH, O_RDONLY);
-	dfd = open(PATH, O_RDONLY | O_DIRECT);
+	fd = open(path, O_RDONLY);
+	dfd = open(path, O_RDONLY | O_DIRECT);
 	bufs = aligned_alloc(BS, (size_t)MAXC * BS);
 	if (fd < 0 || dfd < 0 || !bufs) {
 		perror("io: setup");
