@@ -32,6 +32,10 @@
 #   THROTTLE QEMU -drive options of the throttled boot
 #            [throttling.iops-total=1000]; empty: no throttled boot
 #   ICOUNT_RUNS  number of -icount boots [2]; 0: none, 1: no repeat check
+#   NULLBLK_NS  completion time of the -icount boots' disk, guest ns
+#            [200000]: they read the data from a memory-backed null_blk
+#            device that completes each request on a guest timer, so that
+#            uncached reads block and still repeat exactly
 set -uo pipefail
 
 NAME=io.sh
@@ -48,6 +52,7 @@ fi
 TIMEOUT=${TIMEOUT:-2400}
 THROTTLE=${THROTTLE-throttling.iops-total=1000}
 ICOUNT_RUNS=${ICOUNT_RUNS:-2}
+NULLBLK_NS=${NULLBLK_NS:-200000}
 
 IMG=$BUILD/bench-io
 BIN=$IMG/bin/io
@@ -89,7 +94,13 @@ echo "# clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_c
 case $mode in
 wall) cases="cached mixed uncached" fio_cases="cached uncached" opts="" ;;
 throttled) cases=uncached fio_cases=uncached opts="-p $prime" ;;
-icount) cases="cached mixed uncached" fio_cases="" opts="-r 3" ;;
+icount) cases="cached mixed uncached" fio_cases="" opts="-r 3"
+	# The virtio disk's latency is host time; null_blk's is guest time.
+	if [ -b /dev/nullb0 ] && dd if=/mnt/disk/data of=/dev/nullb0 bs=1M \
+		count=64 2> /dev/null && sync; then
+		opts="$opts -f /dev/nullb0"
+		echo "# icount data: /dev/nullb0 (null_blk, $(cat /sys/module/null_blk/parameters/completion_nsec) ns completions)"
+	fi ;;
 *) echo "io-run: unknown mode $mode"; exit 64 ;;
 esac
 copts=""
@@ -238,7 +249,8 @@ if [ -n "$THROTTLE" ]; then
 fi
 for k in $(seq 1 "$ICOUNT_RUNS"); do
 	echo "  QEMU    io (icount $k)"
-	boot "icount-$k" "/tests/io-run.sh icount" --icount &
+	boot "icount-$k" "/tests/io-run.sh icount" --icount --append \
+		"null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1" &
 done
 wait
 
@@ -468,8 +480,11 @@ md=$RESULTS/io.md
 		echo "## Deterministic mode (-icount)"
 		echo
 		echo "\`tests/run-qemu.sh --icount\`: -icount shift=0,sleep=off, one vCPU, so guest"
-		echo "time counts guest instructions (1 ns = 1 instruction). Wall time is"
-		echo "meaningless here (time spent idle waiting for the disk is skipped), so the"
+		echo "time counts guest instructions (1 ns = 1 instruction). The data is read"
+		echo "from $(sed -n 's/^# icount data: //p' "$IMG/out.icount-1" | head -n1):"
+		echo "the same 64 MiB, copied there at boot, on a device that completes each"
+		echo "request on a guest-time timer (\`NULLBLK_NS\`), so uncached reads block and"
+		echo "their timing does not depend on the host. The"
 		echo "figure is the io process's CPU time per read (CLOCK_PROCESS_CPUTIME_ID, all"
 		echo "threads, the whole method call): the guest instructions it ran per read,"
 		echo "interrupts that land while it runs included. Median of 3 runs per boot."
@@ -506,6 +521,21 @@ md=$RESULTS/io.md
 			  for (c = 1; c <= nc; c++) if (cs[c] in ctot) { printf "%s%s %d of %d", sep, cs[c], cgood[cs[c]], ctot[cs[c]]; sep = ", " }
 			  printf ").\n" }'
 		echo
+		if grep -q '^# icount data: /dev/nullb0' "$IMG/out.icount-1"; then
+			echo "Time per read in guest ns, boot 1, where the disk's latency counts: on"
+			echo "null_blk it is guest time too, so these are deterministic throughput"
+			echo "figures (uncached: every read waits $NULLBLK_NS ns for the disk; N reads"
+			echo "in flight can overlap). Ratio to sync pread of the same case (lower is faster)."
+			echo
+			echo "| case | method | N | guest ns/read | ratio to sync |"
+			echo "| --- | --- | ---: | ---: | ---: |"
+			grep '^IC1 \(mixed\|uncached\) ' "$raw" | awk '
+				{ k[NR] = $2 " | " $3 " | " $4; ns[NR] = $6; if ($3 == "sync") base[$2] = $6; c[NR] = $2 }
+				END { for (i = 1; i <= NR; i++)
+					printf "| %s | %d | %s |\n", k[i], ns[i],
+						(c[i] in base) ? sprintf("%.2f", ns[i] / base[c[i]]) : "-" }'
+			echo
+		fi
 	fi
 	echo "Throughput plots: $(for c in $CASES; do grep -q "^IO $c " "$raw" && printf 'io-%s.png ' "$c"; done)"
 } > "$md"
