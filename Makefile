@@ -110,7 +110,7 @@ include perf-scripts/perf.mk
 # then the micro-benchmark in deterministic (-icount) mode.
 run: kernel image $(MICRO_BIN)
 	tests/run-qemu.sh --name run --run "boot syslet_file threadlet-basic"
-	BUILD=$(B) KERNEL=$(BZIMAGE) MICRO=$(MICRO_BIN) MODES=icount perf-scripts/micro.sh
+	BUILD=$(B) KERNEL=$(BZIMAGE) MICRO=$(MICRO_BIN) MODES=icount ICOUNT_RUNS=1 perf-scripts/micro.sh
 	@sed "/^== perf stat/,\$$d" $(B)/results/micro-icount.txt
 
 check: kernel image
