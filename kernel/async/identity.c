@@ -115,6 +115,8 @@ static void swap_signals(struct task_struct *a, struct task_struct *b)
 
 static void swap_user_pointers(struct task_struct *a, struct task_struct *b)
 {
+	struct threadlet_reg *tmp_reg;
+
 	swap(a->robust_list, b->robust_list);
 #ifdef CONFIG_COMPAT
 	swap(a->compat_robust_list, b->compat_robust_list);
@@ -125,7 +127,10 @@ static void swap_user_pointers(struct task_struct *a, struct task_struct *b)
 	swap(a->rseq, b->rseq);
 	swap(a->rseq_sig, b->rseq_sig);
 #endif
-	swap(a->threadlet, b->threadlet);
+	/* Read locklessly by a parked spare's own hook: see pool.c. */
+	tmp_reg = a->threadlet;
+	WRITE_ONCE(a->threadlet, b->threadlet);
+	WRITE_ONCE(b->threadlet, tmp_reg);
 }
 
 /*

@@ -185,10 +185,18 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 /* 0: handed off; a THREADLET_FB_* reason: fell back; -1: not armed. */
 static int threadlet_try_handoff(struct task_struct *tsk, bool sleeping)
 {
-	struct threadlet_reg *reg = tsk->threadlet;
-	struct threadlet_area *a = reg->karea;
+	/*
+	 * A parked spare's pointer can be swapped under it by a hand-off
+	 * on another CPU: read it once, and the flag through it (the
+	 * dependency pairs with threadlet_handoff()'s smp_wmb()).
+	 */
+	struct threadlet_reg *reg = READ_ONCE(tsk->threadlet);
+	struct threadlet_area *a;
 	int reason;
 
+	if (!reg)
+		return -1;
+	a = reg->karea;
 	if (!(READ_ONCE(a->flags) & THREADLET_ON))
 		return -1;
 	reason = threadlet_handoff(tsk, reg, sleeping);
