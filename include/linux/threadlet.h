@@ -11,10 +11,11 @@
 #include <linux/sched.h>
 
 struct mm_struct;
+struct threadlet_reg;
 
 #ifdef CONFIG_THREADLETS
 
-void __threadlet_sleeping(struct task_struct *tsk);
+void __threadlet_sleeping(struct task_struct *tsk, struct threadlet_reg *reg);
 void threadlet_exit(struct task_struct *tsk);
 void threadlet_execve(struct task_struct *tsk);
 void threadlet_mm_init(struct mm_struct *mm);
@@ -28,8 +29,14 @@ int wake_up_process_sync(struct task_struct *p);
  */
 static inline void threadlet_sleeping(struct task_struct *tsk)
 {
-	if (unlikely(tsk->threadlet))
-		__threadlet_sleeping(tsk);
+	/*
+	 * Read once: a hand-off on another CPU may swap a parked spare's
+	 * pointer under it (see threadlet_handoff()).
+	 */
+	struct threadlet_reg *reg = READ_ONCE(tsk->threadlet);
+
+	if (unlikely(reg))
+		__threadlet_sleeping(tsk, reg);
 }
 
 /* A new task starts with no area: each thread registers its own. */

@@ -127,7 +127,7 @@ static void swap_user_pointers(struct task_struct *a, struct task_struct *b)
 	swap(a->rseq, b->rseq);
 	swap(a->rseq_sig, b->rseq_sig);
 #endif
-	/* Read locklessly by a parked spare's own hook: see pool.c. */
+	/* A parked spare's own hook reads it locklessly: threadlet_sleeping(). */
 	tmp_reg = a->threadlet;
 	WRITE_ONCE(a->threadlet, b->threadlet);
 	WRITE_ONCE(b->threadlet, tmp_reg);

@@ -97,7 +97,7 @@ int async_post(struct async_head *head, struct async_head_user __user *ahu,
 	       u64 event);
 
 /* pool.c */
-int threadlet_handoff_now(struct task_struct *tsk);
+int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg);
 long async_park(struct async_head *head);
 
 /* identity.c */

@@ -183,20 +183,16 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 }
 
 /* 0: handed off; a THREADLET_FB_* reason: fell back; -1: not armed. */
-static int threadlet_try_handoff(struct task_struct *tsk, bool sleeping)
+static int threadlet_try_handoff(struct task_struct *tsk,
+				 struct threadlet_reg *reg, bool sleeping)
 {
 	/*
-	 * A parked spare's pointer can be swapped under it by a hand-off
-	 * on another CPU: read it once, and the flag through it (the
-	 * dependency pairs with threadlet_handoff()'s smp_wmb()).
+	 * The flag is read through @reg, the pointer the caller read once:
+	 * a dependency that pairs with threadlet_handoff()'s smp_wmb().
 	 */
-	struct threadlet_reg *reg = READ_ONCE(tsk->threadlet);
-	struct threadlet_area *a;
+	struct threadlet_area *a = reg->karea;
 	int reason;
 
-	if (!reg)
-		return -1;
-	a = reg->karea;
 	if (!(READ_ONCE(a->flags) & THREADLET_ON))
 		return -1;
 	reason = threadlet_handoff(tsk, reg, sleeping);
@@ -209,18 +205,18 @@ static int threadlet_try_handoff(struct task_struct *tsk, bool sleeping)
 	return reason;
 }
 
-void __threadlet_sleeping(struct task_struct *tsk)
+void __threadlet_sleeping(struct task_struct *tsk, struct threadlet_reg *reg)
 {
-	threadlet_try_handoff(tsk, true);
+	threadlet_try_handoff(tsk, reg, true);
 }
 
 /*
  * Hands the head off now, without sleeping (SYSLET_ASYNC). Returns 0 if it
  * did, so that the caller goes on as a cache-miss thread.
  */
-int threadlet_handoff_now(struct task_struct *tsk)
+int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg)
 {
-	return threadlet_try_handoff(tsk, false) == 0 ? 0 : -EAGAIN;
+	return threadlet_try_handoff(tsk, reg, false) == 0 ? 0 : -EAGAIN;
 }
 
 /* Sets up the return to user space at this identity's home frame. */

@@ -116,7 +116,7 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 		bool sync = head && (a->flags & SYSLET_SYNC);
 
 		if (head && (a->flags & SYSLET_ASYNC))
-			threadlet_handoff_now(current);
+			threadlet_handoff_now(current, reg);
 		if (sync)
 			WRITE_ONCE(ka->flags, ka->flags & ~THREADLET_ON);
 		ret = syslet_run_atom(a);
