@@ -24,16 +24,14 @@ TL_HIDDEN extern tl_on_fn tl_on;
 
 /*
  * switch_<arch>.asm. On i386 tl_switch_run() takes threadlet_on() as a
- * sixth argument (position-independent nasm code cannot load tl_on
- * without a GOT pointer); the macro adds it at threadlet.c's call sites.
+ * sixth argument: position-independent nasm code cannot load tl_on
+ * without a GOT pointer.
  */
 #ifdef __i386__
 TL_HIDDEN long tl_switch_run(long (*fn)(void *), void *data,
 			     unsigned long stack_top,
 			     struct async_head_user *ahu,
 			     struct threadlet_area *area, tl_on_fn on);
-#define tl_switch_run(fn, data, top, ahu, area) \
-	tl_switch_run(fn, data, top, ahu, area, tl_on)
 TL_HIDDEN void tl_fn_returned(void *data);
 #else
 TL_HIDDEN long tl_switch_run(long (*fn)(void *), void *data,

@@ -27,14 +27,6 @@ TOP_FN		equ 8
 TOP_DATA	equ 12
 TOP_SIZE	equ 32
 
-; struct threadlet_area (fields are 64-bit; we store the low halves)
-AREA_SIZE	equ 128
-AREA_HOME_IP	equ 32
-AREA_HOME_SP	equ 40
-TL_LIB_UNREGISTERED equ 1
-
-NR_ASYNC_THREAD	equ 455
-
 %macro PUSH_CALLEE_SAVED 0
 	push	ebp
 	push	ebx
@@ -49,16 +41,7 @@ NR_ASYNC_THREAD	equ 455
 	pop	ebp
 %endmacro
 
-; This thread's area, as in switch_x86_64.asm: every new thread starts
-; with lib_flags = TL_LIB_UNREGISTERED.
-	section .tdata progbits alloc noexec write tls align=128	; AREA_SIZE
-	global __threadlet_area:data AREA_SIZE
-__threadlet_area:
-	dd	0			; flags
-	dd	TL_LIB_UNREGISTERED	; lib_flags
-	times AREA_SIZE - 8 db 0
-
-	section .text
+%include "area.inc"
 
 	global tl_switch_run:function hidden
 	global tl_park_home:function hidden

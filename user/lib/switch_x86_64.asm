@@ -32,15 +32,6 @@ TOP_DATA	equ 16
 TOP_HEAD	equ 24
 TOP_SIZE	equ 32
 
-; struct threadlet_area
-AREA_STATE	equ 0		; flags and lib_flags as one quadword
-AREA_SIZE	equ 128
-TL_LIB_UNREGISTERED equ 1
-AREA_HOME_IP	equ 32
-AREA_HOME_SP	equ 40
-
-NR_ASYNC_THREAD	equ 455
-
 ; The System V callee-saved registers, in the frame order above.
 %macro PUSH_CALLEE_SAVED 0
 	push	rbp
@@ -62,19 +53,7 @@ NR_ASYNC_THREAD	equ 455
 
 	default rel
 
-; This thread's area (struct threadlet_area), defined here because nasm
-; cannot declare an external symbol as TLS. Every new thread starts with
-; lib_flags = TL_LIB_UNREGISTERED: flags and lib_flags, read as one
-; quadword, are 0 only once the area is registered and while no threadlet
-; runs in a thread that is not a cache-miss thread.
-	section .tdata progbits alloc noexec write tls align=128	; AREA_SIZE: nasm wants a literal here
-	global __threadlet_area:data AREA_SIZE
-__threadlet_area:
-	dd	0			; flags
-	dd	TL_LIB_UNREGISTERED	; lib_flags
-	times AREA_SIZE - 8 db 0
-
-	section .text
+%include "area.inc"
 
 	global threadlet_exec:function
 	global tl_switch_run:function hidden

@@ -255,6 +255,17 @@ void threadlet_stack_free(unsigned long stack_top)
 
 /* ---- running threadlets ---------------------------------------------- */
 
+/* Starts fn on its stack; the caller has checked everything. */
+static long tl_run(long (*fn)(void *), void *data, unsigned long stack_top,
+		   struct async_head_user *ahu)
+{
+#ifdef __i386__
+	return tl_switch_run(fn, data, stack_top, ahu, &__threadlet_area, tl_on);
+#else
+	return tl_switch_run(fn, data, stack_top, ahu, &__threadlet_area);
+#endif
+}
+
 /*
  * Everything threadlet_exec() (switch_x86_64.asm) does not do on its fast
  * path: argument errors, the first use in this thread, nesting.
@@ -274,7 +285,7 @@ long tl_exec_slow(long (*fn)(void *), void *data, unsigned long stack_top,
 	if ((__threadlet_area.lib_flags & TL_LIB_CACHEMISS) ||
 	    (__threadlet_area.flags & THREADLET_ON))
 		return -EBUSY;
-	return tl_switch_run(fn, data, stack_top, ahu, &__threadlet_area);
+	return tl_run(fn, data, stack_top, ahu);
 }
 
 #ifdef __i386__
@@ -288,7 +299,7 @@ long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
 	if (__builtin_expect(!fn | !ahu | (stack_top < 4096) | (stack_top & 15) |
 			     __threadlet_area.flags | __threadlet_area.lib_flags, 0))
 		return tl_exec_slow(fn, data, stack_top, ahu);
-	return tl_switch_run(fn, data, stack_top, ahu, &__threadlet_area);
+	return tl_run(fn, data, stack_top, ahu);
 }
 
 /* Called by switch_i386.asm after every fn; see tl_fn_returned_slow(). */
