@@ -2,7 +2,7 @@
 /*
  * LD_PRELOAD shim for fio in the test guest, whose kernel has no System V
  * IPC (tinyconfig, CONFIG_SYSVIPC=n): fio keeps its job table in a shmget()
- * segment and stops with "shmget: Function not implemented". Here a
+ * segment, and shmget() fails there with ENOSYS, which stops fio. Here a
  * segment is a shared anonymous mapping, so it is shared with fio's forked
  * job processes as well as its threads. Only the calls fio makes are
  * covered; the I/O path is untouched.
