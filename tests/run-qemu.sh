@@ -7,7 +7,13 @@
 #   --shell          interactive shell in the guest (no timeout, no verdict)
 #   --timeout S      host timeout for the whole boot (default 600)
 #   --guest-timeout S  per-test timeout inside the guest (default 120)
-#   --icount         deterministic mode: -icount shift=0,sleep=off
+#   --icount         deterministic mode: -icount shift=0,sleep=off, one
+#                    vCPU, and no input from the host that varies between
+#                    boots: a fixed RTC start, QEMU's random numbers (RDRAND)
+#                    from a fixed seed, no address space randomization in
+#                    the guest (norandmaps)
+#   --no-disk        no virtio disk (its requests complete in host time,
+#                    so under --icount they would shift every later event)
 #   --kvm            use KVM (hangs at boot on some hosts; TCG is default)
 #   --log FILE       where to save the serial log (default build/logs/...)
 #   --name NAME      name of the run, used for the default log file
@@ -30,7 +36,7 @@ KERNEL=${KERNEL:-$B/kobj/arch/x86/boot/bzImage}
 INITRD=${INITRD:-$B/initramfs.cpio}
 DISK=${DISK:-$B/disk.img}
 
-run="" cmd="" shell=0 timeout=600 gtimeout=120 icount=0 kvm=0 log="" name=run append="" drive_opts=""
+run="" cmd="" shell=0 timeout=600 gtimeout=120 icount=0 kvm=0 log="" name=run append="" drive_opts="" disk=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--run) run=$2; shift ;;
@@ -39,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--guest-timeout) gtimeout=$2; shift ;;
 	--icount) icount=1 ;;
+	--no-disk) disk=0 ;;
 	--kvm) kvm=1 ;;
 	--log) log=$2; shift ;;
 	--name) name=$2; shift ;;
@@ -49,7 +56,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-for f in "$KERNEL" "$INITRD" "$DISK"; do
+files=("$KERNEL" "$INITRD")
+[ "$disk" = 0 ] || files+=("$DISK")
+for f in "${files[@]}"; do
 	[ -f "$f" ] || { echo "run-qemu: $f missing: run 'make image' first" >&2; exit 64; }
 done
 
@@ -64,7 +73,7 @@ cmdline="console=ttyS0 panic=-1 oops=panic loglevel=5 tsc=reliable tl.timeout=$g
 # timer, while a disk request takes host time: a task waiting for the disk
 # can be "blocked for more than 30 seconds" of guest time after a few
 # milliseconds. The hung-task detector means nothing there.
-[ "$icount" = 0 ] || cmdline="$cmdline sysctl.kernel.hung_task_timeout_secs=0"
+[ "$icount" = 0 ] || cmdline="$cmdline sysctl.kernel.hung_task_timeout_secs=0 norandmaps"
 [ -z "$append" ] || cmdline="$cmdline $append"
 
 # Two sockets of one core: SeaBIOS lists one MP-table CPU per socket, and
@@ -74,15 +83,16 @@ cmdline="console=ttyS0 panic=-1 oops=panic loglevel=5 tsc=reliable tl.timeout=$g
 smp=2,sockets=2,cores=1,threads=1
 [ "$icount" = 0 ] || smp=1
 qemu=(qemu-system-x86_64 -nographic -no-reboot -m 1G -smp "$smp"
-	-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline"
-	-drive "file=$DISK,if=virtio,format=raw,snapshot=on${drive_opts:+,$drive_opts}"
-	-nic none)
+	-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" -nic none)
+[ "$disk" = 0 ] ||
+	qemu+=(-drive "file=$DISK,if=virtio,format=raw,snapshot=on${drive_opts:+,$drive_opts}")
 if [ "$kvm" = 1 ]; then
 	qemu+=(-enable-kvm -cpu host)
 else
 	qemu+=(-accel tcg -cpu "${QEMU_CPU:-max}")
 fi
-[ "$icount" = 0 ] || qemu+=(-icount shift=0,sleep=off -rtc clock=vm)
+[ "$icount" = 0 ] ||
+	qemu+=(-icount shift=0,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm -seed 1)
 
 if [ "$shell" = 1 ]; then
 	exec "${qemu[@]}" -serial mon:stdio -display none -nographic
