@@ -20,7 +20,11 @@ die() { echo "$NAME: $*" >&2; exit 64; }
 build_bench() {
 	local src=$1 bin=$2
 	shift 2
-	if [ -x "$bin" ] && [ ! "$src" -nt "$bin" ] && [ ! "$LIBTL" -nt "$bin" ]; then
+	local h fresh=1
+	for h in "$src" "$LIBTL" "$(dirname "$src")"/*.h; do
+		[ ! "$h" -nt "$bin" ] || fresh=0
+	done
+	if [ -x "$bin" ] && [ "$fresh" = 1 ]; then
 		return 0
 	fi
 	mkdir -p "$(dirname "$bin")"

@@ -34,7 +34,7 @@
  * Every read is checked (all 4096 bytes), and completions must equal
  * requests; any error makes the exit status non-zero.
  *
- * Usage: io [-c case]... [-n N]... [-r runs] [-p K] [-f data] [method ...]
+ * Usage: io [-c case]... [-n N]... [-r runs] [-p K] [-f data [-w]] [method ...]
  *   -c  cached, mixed or uncached (default: all three)
  *   -n  1, 8 or 32 (default: all three)
  *   -r  runs per figure (default 5)
@@ -44,6 +44,8 @@
  *   -f  the data, a file or a block device holding the same 64 MiB
  *       (default /mnt/disk/data; perf-scripts/io.sh's -icount boots use
  *       a memory-backed null_blk device whose latency is guest time)
+ *   -w  first write the data to -f (the -icount boots have no virtio
+ *       disk: its requests would complete in host time)
  *   methods default to all; threadlet_syscall then runs in a child process
  *   with THREADLET_FORCE_SYSCALL=1.
  * IO_PERF_CTL=<ctl-fd>,<ack-fd> in the environment: the fds of
@@ -75,8 +77,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NBLOCKS		(64 * 256)
-#define BS		4096
+#include "data.h"
+
+#define NBLOCKS		DATA_BLOCKS
+#define BS		DATA_BS
 #define R_CACHED	10000
 #define R_MIXED		2000
 #define R_UNCACHED	600
@@ -699,12 +703,14 @@ static int run_child(int argc, char **argv, const char *method)
 {
 	char *args[argc + 2];
 	pid_t pid;
-	int st;
+	int st, n = 0;
 
+	/* The data is written once, by the parent: no -w for the child. */
 	for (int i = 0; i < argc; i++)
-		args[i] = argv[i];
-	args[argc] = (char *)method;
-	args[argc + 1] = NULL;
+		if (strcmp(argv[i], "-w"))
+			args[n++] = argv[i];
+	args[n] = (char *)method;
+	args[n + 1] = NULL;
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -723,18 +729,18 @@ static int run_child(int argc, char **argv, const char *method)
 static int usage(void)
 {
 	fprintf(stderr, "usage: io [-c cached|mixed|uncached]... [-n 1|8|32]... "
-		"[-r runs] [-p K] [-f data] [method ...]\n");
+		"[-r runs] [-p K] [-f data [-w]] [method ...]\n");
 	return 64;
 }
 
 int main(int argc, char **argv)
 {
 	int want[NMETHODS] = { 0 }, want_case[NCASES] = { 0 }, want_conc[NCONC] = { 0 };
-	int all, any_case = 0, any_conc = 0, opt, nopts;
+	int all, any_case = 0, any_conc = 0, opt, nopts, wflag = 0;
 	const char *ctl = getenv("IO_PERF_CTL");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "c:n:r:p:f:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:r:p:f:w")) != -1) {
 		int k;
 
 		switch (opt) {
@@ -759,6 +765,9 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			path = optarg;
+			break;
+		case 'w':
+			wflag = 1;
 			break;
 		case 'p':
 			prime = atoi(optarg);
@@ -800,10 +809,16 @@ int main(int argc, char **argv)
 		return 64;
 	}
 
+	bufs = aligned_alloc(BS, (size_t)MAXC * BS);
+	if (!bufs) {
+		perror("io: setup");
+		return 1;
+	}
+	if (wflag && data_write(path))
+		return 1;
 	fd = open(path, O_RDONLY);
 	dfd = open(path, O_RDONLY | O_DIRECT);
-	bufs = aligned_alloc(BS, (size_t)MAXC * BS);
-	if (fd < 0 || dfd < 0 || !bufs) {
+	if (fd < 0 || dfd < 0) {
 		perror("io: setup");
 		return 1;
 	}

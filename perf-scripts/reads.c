@@ -11,6 +11,11 @@
  * completion). Every read is checked against the data file's pattern
  * (each 4 KiB block holds its block number); a wrong byte fails the run.
  *
+ * Usage: reads [-f data [-w]]: the data file or device (default
+ * /mnt/disk/data, on the virtio disk); -w writes the data there first
+ * (perf-scripts/micro.sh's -icount boots read a memory-backed null_blk
+ * device, whose latency is guest time, so cold reads repeat exactly).
+ *
  * Prints "RESULT <case> <ns per read>" lines; under -icount, ns are guest
  * instructions.
  */
@@ -23,6 +28,8 @@
 #include <threadlet.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "data.h"
 
 #define N	16
 #define REPS	200
@@ -161,9 +168,24 @@ static void run(const char *name, void (*fn)(u64), int cold)
 	printf("RESULT %s %.1f\n", name, (double)total / reps / N);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	fd = open("/mnt/disk/data", O_RDONLY);
+	const char *path = "/mnt/disk/data";
+	int opt, wflag = 0;
+
+	while ((opt = getopt(argc, argv, "f:w")) != -1) {
+		if (opt == 'f') {
+			path = optarg;
+		} else if (opt == 'w') {
+			wflag = 1;
+		} else {
+			fprintf(stderr, "usage: reads [-f data [-w]]\n");
+			return 64;
+		}
+	}
+	if (wflag && data_write(path))
+		return 1;
+	fd = open(path, O_RDONLY);
 	if (fd < 0 || async_head_init(&ahu, 64, N)) {
 		perror("setup");
 		return 1;
@@ -172,7 +194,7 @@ int main(void)
 		stacks[i] = threadlet_stack_alloc(32 << 10);
 	by_syscalls(100);	/* warm the cache for the cached cases */
 	check(100);
-	printf("%d reads of 4 KiB from ext4 on virtio-blk, per read:\n", N);
+	printf("%d reads of 4 KiB from %s, per read:\n", N, path);
 	run("cached_syscalls", by_syscalls, 0);
 	run("cached_syslet", by_syslet, 0);
 	run("cached_threadlets", by_threadlets, 0);
