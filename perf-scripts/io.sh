@@ -11,10 +11,12 @@
 #              same reads (cached and uncached), for the cross-check.
 #   throttled  the uncached case, perf stat and fio again, on a disk that
 #              QEMU throttles ($THROTTLE), so that every uncached read waits.
-#   icount 1,2 -icount shift=0,sleep=off, one vCPU, twice: the CPU time of
-#              the io process (all threads) per read, in guest instructions;
-#              the two boots must agree within 1% for a figure to count as
-#              deterministic.
+#   icount 1,2 -icount shift=0,sleep=off, one vCPU, twice, with no virtio
+#              disk and no input from the host that varies (run-qemu.sh
+#              --icount --no-disk): the CPU time of the io process (all
+#              threads) per read, in guest instructions, reading a null_blk
+#              device that io fills at boot (-w); the two boots must agree
+#              within 1% for a figure to count as deterministic.
 #
 # Results: $RESULTS/io.md (tables), $RESULTS/io-{cached,mixed,uncached,
 # throttled}.png (reads/s vs concurrency), $RESULTS/io-raw.txt (the guests'
@@ -95,12 +97,11 @@ case $mode in
 wall) cases="cached mixed uncached" fio_cases="cached uncached" opts="" ;;
 throttled) cases=uncached fio_cases=uncached opts="-p $prime" ;;
 icount) cases="cached mixed uncached" fio_cases="" opts="-r 3"
-	# The virtio disk's latency is host time; null_blk's is guest time.
-	if [ -b /dev/nullb0 ] && dd if=/mnt/disk/data of=/dev/nullb0 bs=1M \
-		count=64 2> /dev/null && sync; then
-		opts="$opts -f /dev/nullb0"
-		echo "# icount data: /dev/nullb0 (null_blk, $(cat /sys/module/null_blk/parameters/completion_nsec) ns completions)"
-	fi ;;
+	# No virtio disk (its latency is host time): io writes the data to
+	# null_blk, whose latency is guest time.
+	[ -b /dev/nullb0 ] || { echo "io-run: no /dev/nullb0"; exit 1; }
+	opts="$opts -w -f /dev/nullb0"
+	echo "# icount data: /dev/nullb0 (null_blk, $(cat /sys/module/null_blk/parameters/completion_nsec) ns completions)" ;;
 *) echo "io-run: unknown mode $mode"; exit 64 ;;
 esac
 copts=""
@@ -249,7 +250,7 @@ if [ -n "$THROTTLE" ]; then
 fi
 for k in $(seq 1 "$ICOUNT_RUNS"); do
 	echo "  QEMU    io (icount $k)"
-	boot "icount-$k" "/tests/io-run.sh icount" --icount --append \
+	boot "icount-$k" "/tests/io-run.sh icount" --icount --no-disk --append \
 		"null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1" &
 done
 wait
@@ -479,12 +480,15 @@ md=$RESULTS/io.md
 	if grep -q '^IC1 ' "$raw"; then
 		echo "## Deterministic mode (-icount)"
 		echo
-		echo "\`tests/run-qemu.sh --icount\`: -icount shift=0,sleep=off, one vCPU, so guest"
-		echo "time counts guest instructions (1 ns = 1 instruction). The data is read"
+		echo "\`tests/run-qemu.sh --icount --no-disk\`: -icount shift=0,sleep=off, one vCPU,"
+		echo "so guest time counts guest instructions (1 ns = 1 instruction); a fixed RTC"
+		echo "start, QEMU's random numbers from a fixed seed, no address space"
+		echo "randomization (norandmaps) and no virtio disk, so nothing the host does"
+		echo "reaches the guest at a varying moment. The data is read"
 		echo "from $(sed -n 's/^# icount data: //p' "$IMG/out.icount-1" | head -n1):"
-		echo "the same 64 MiB, copied there at boot, on a device that completes each"
-		echo "request on a guest-time timer (\`NULLBLK_NS\`), so uncached reads block and"
-		echo "their timing does not depend on the host. The"
+		echo "the same 64 MiB, written there by \`io -w\` at boot, on a device that completes"
+		echo "each request on a guest-time timer (\`NULLBLK_NS\`), so uncached reads block"
+		echo "and their timing does not depend on the host. The"
 		echo "figure is the io process's CPU time per read (CLOCK_PROCESS_CPUTIME_ID, all"
 		echo "threads, the whole method call): the guest instructions it ran per read,"
 		echo "interrupts that land while it runs included. Median of 3 runs per boot."
