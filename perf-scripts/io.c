@@ -15,6 +15,11 @@
  *   threadlet_syscall  the same with THREADLET_FORCE_SYSCALL=1 (the library
  *                      picks the path once per process: run in a child)
  *   syslet             one async_exec() of a single pread atom per request
+ *   threadlet_loop     N threadlets, each doing pread() of the next request
+ *                      until none is left (pthread's pool model, written as
+ *                      plain synchronous code): one that blocks goes on as a
+ *                      cache-miss thread and the head starts the next, so
+ *                      threads take over only where reads block
  * in three cases:
  *   cached    the whole file is read first; block numbers are random with
  *             replacement over the whole file (fixed seed per run);
@@ -98,10 +103,10 @@ static const char *const cnames[NCASES] = { "cached", "mixed", "uncached" };
 static const int creqs[NCASES] = { R_CACHED, R_MIXED, R_UNCACHED };
 
 enum { M_SYNC, M_PTHREAD, M_POSIX_AIO, M_KAIO, M_URING, M_TL_VDSO, M_TL_SYSCALL,
-       M_SYSLET, NMETHODS };
+       M_SYSLET, M_TL_LOOP, NMETHODS };
 static const char *const mnames[NMETHODS] = {
 	"sync", "pthread", "posix_aio", "kaio", "io_uring", "threadlet_vdso",
-	"threadlet_syscall", "syslet",
+	"threadlet_syscall", "syslet", "threadlet_loop",
 };
 
 static int fd, dfd;		/* buffered, O_DIRECT */
@@ -446,6 +451,66 @@ out:
 	return done;
 }
 
+/*
+ * threadlet_loop: the threadlet of slot s reads requests from the shared
+ * counter until none is left and counts them. The head starts one per slot
+ * while requests remain: in place, the first one reads them all; each one
+ * that blocks leaves the head free to start the next.
+ */
+struct tl_loop {
+	int slot;
+	long done;
+};
+static struct tl_loop tl_loops[MAXC];
+
+static long tl_loop_fn(void *data)
+{
+	struct tl_loop *lp = data;
+	uint64_t *buf = bufs[lp->slot];
+	int i;
+
+	while ((i = atomic_fetch_add(&next_req, 1)) < nreq) {
+		verify(buf, pread(fd, buf, BS, blocks[i] * BS), blocks[i]);
+		lp->done++;
+	}
+	return complete_threadlet_fn(lp, &ahu);
+}
+
+static long run_threadlet_loop(int c)
+{
+	int inflight = 0;
+	long done = 0;
+
+	atomic_store(&next_req, 0);
+	if (head_init(c))
+		return 0;
+	t_start = now();
+	for (int s = 0; s < c && atomic_load(&next_req) < nreq; s++) {
+		long r;
+
+		tl_loops[s] = (struct tl_loop){ s, 0 };
+		r = threadlet_exec(tl_loop_fn, &tl_loops[s], stacks[s], &ahu);
+		if (r == 1) {
+			done += tl_loops[s].done;
+		} else if (r == 0) {
+			inflight++;
+		} else {
+			FAIL("threadlet_exec returned %ld (%#lx)\n", r,
+			     (unsigned long)r);
+			break;
+		}
+	}
+	while (inflight--) {
+		struct tl_loop *lp = pop_one();
+
+		if (!lp)
+			break;
+		done += lp->done;
+	}
+	async_head_exit(&ahu);
+	return done;
+}
+
 static struct syslet_uatom atoms[MAXC];
 static long long sl_ret[MAXC];
 static u64 sl_fd, sl_len = BS, sl_buf[MAXC], sl_off[MAXC];
@@ -509,7 +574,7 @@ out:
 
 static long (*const mfns[NMETHODS])(int) = {
 	run_sync, run_pthread, run_posix_aio, run_kaio, run_uring,
-	run_threadlet, run_threadlet, run_syslet,
+	run_threadlet, run_threadlet, run_syslet, run_threadlet_loop,
 };
 
 /* ---- driver ---- */

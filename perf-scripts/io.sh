@@ -75,7 +75,7 @@ th_bps=$(echo "$THROTTLE" | sed -n 's/.*bps-total=\([0-9]*\).*/\1/p')
 PRIME=$(( ${th_iops:-0} / 10 + ${th_bps:-0} / 40960 + 10 ))
 [ "$PRIME" -le 6000 ] || die "THROTTLE '$THROTTLE' allows too large a burst to fill before each run"
 
-METHODS="sync pthread posix_aio kaio io_uring threadlet_vdso threadlet_syscall syslet"
+METHODS="sync pthread posix_aio kaio io_uring threadlet_vdso threadlet_syscall syslet threadlet_loop"
 CASES="cached mixed uncached throttled"
 
 # The guest script: the kernel command line is too short for it.
