@@ -393,20 +393,39 @@ long async_head_parked(struct async_head_user *ahu)
 	return ret < 0 ? -errno : ret;
 }
 
-/* Waits (up to about 10 s) until @n pool threads are parked. */
+/*
+ * Waits until @n pool threads are parked. A new thread parks within its
+ * first time slice, so yield to them while that makes progress (on one
+ * CPU it is what lets them run at all), then sleep, 20 us doubling up to
+ * 1 ms. About 10 s without all of them parked is an error.
+ */
 static int tl_pool_wait_parked(struct async_head_user *ahu, unsigned int n)
 {
-	struct timespec ts = { 0, 1000000 };
-	int i;
+	long long slept = 0;
+	long step = 20000, last = -1;
+	unsigned int yields = 0;
 
-	for (i = 0; i < 10000; i++) {
+	for (;;) {
 		long parked = async_head_parked(ahu);
+		struct timespec ts = { 0, step };
 
 		if (parked < 0)
 			return (int)parked;
 		if ((unsigned long)parked >= n)
 			return 0;
+		if (parked != last && yields < 4 * n) {
+			last = parked;
+			yields++;
+			sched_yield();
+			continue;
+		}
+		last = -1;
+		if (slept >= 10000000000LL)
+			break;
 		nanosleep(&ts, NULL);
+		slept += step;
+		if (step < 1000000)
+			step *= 2;
 	}
 	return -ETIMEDOUT;
 }
