@@ -40,7 +40,10 @@ copy_elf /usr/bin/perf /usr/bin/perf
 copy_elf /usr/bin/fio /usr/bin/fio
 echo "root:x:0:0:root:/:/bin/sh" > "$ROOT/etc/passwd"
 
-(cd "$ROOT" && find . | sort | cpio -o -H newc --quiet) > "$B/initramfs.cpio.tmp"
+# The same inputs give the same bytes (fixed times, inode numbers from the
+# archive order): -icount boots of two builds then start from one state.
+find "$ROOT" -exec touch -h -d @1767225600 {} +
+(cd "$ROOT" && find . | LC_ALL=C sort | cpio -o -H newc --quiet --reproducible) > "$B/initramfs.cpio.tmp"
 mv "$B/initramfs.cpio.tmp" "$B/initramfs.cpio"
 
 if [ ! -f "$B/disk.img" ] || [ "$HERE/mkimage.sh" -nt "$B/disk.img" ]; then
