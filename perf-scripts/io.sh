@@ -11,17 +11,18 @@
 #              same reads (cached and uncached), for the cross-check.
 #   throttled  the uncached case, perf stat and fio again, on a disk that
 #              QEMU throttles ($THROTTLE), so that every uncached read waits.
-#   icount 1,2 -icount shift=0,sleep=off, one vCPU, twice, with no virtio
-#              disk and no input from the host that varies (run-qemu.sh
-#              --icount --no-disk): the CPU time of the io process (all
-#              threads) per read, in guest instructions, reading a null_blk
-#              device that io fills at boot (-w); the two boots must agree
-#              within 1% for a figure to count as deterministic.
+#   icount 1,2 -icount shift=0,sleep=off, one vCPU, twice (a boot per case
+#              each time), with no virtio disk and no input from the host
+#              that varies (run-qemu.sh --icount --no-disk): the CPU time of
+#              the io process (all threads) per read, in guest instructions,
+#              reading a null_blk device that io fills at boot (-w); the
+#              two runs must agree within 1% for a figure to count as
+#              deterministic.
 #
 # Results: $RESULTS/io.md (tables), $RESULTS/io-{cached,mixed,uncached,
 # throttled}.png (reads/s vs concurrency), $RESULTS/io-raw.txt (the guests'
 # output: IO lines, hand-off counts, perf stat CSV, fio lines); serial logs
-# $BUILD/logs/io-{wall,throttled,icount-1,icount-2}.log.
+# $BUILD/logs/io-{wall,throttled}.log and io-ic<k>-<case>.log.
 #
 # Environment (defaults in brackets):
 #   BUILD    build dir [<repo>/build]
@@ -81,8 +82,8 @@ CASES="cached mixed uncached throttled"
 # The guest script: the kernel command line is too short for it.
 sed -e "s/__METHODS__/$METHODS/" -e "s/__RAMP__/200ms/" > "$IMG/bin/io-run.sh" <<'GUEST'
 #!/bin/sh
-# io-run.sh <wall|throttled|icount> [primer reads]: the guest side of
-# perf-scripts/io.sh (the kernel command line is too short for it).
+# io-run.sh wall | throttled <primer reads> | icount [case]: the guest side
+# of perf-scripts/io.sh (the kernel command line is too short for it).
 mode=$1 prime=${2:-0}
 methods="__METHODS__"
 ev=task-clock,context-switches,cpu-migrations,page-faults,raw_syscalls:sys_enter
@@ -96,7 +97,7 @@ echo "# clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_c
 case $mode in
 wall) cases="cached mixed uncached" fio_cases="cached uncached" opts="" ;;
 throttled) cases=uncached fio_cases=uncached opts="-p $prime" ;;
-icount) cases="cached mixed uncached" fio_cases="" opts="-r 3"
+icount) cases=${2:-cached mixed uncached} fio_cases="" opts="-r 3"
 	# No virtio disk (its latency is host time): io writes the data to
 	# null_blk, whose latency is guest time.
 	[ -b /dev/nullb0 ] || { echo "io-run: no /dev/nullb0"; exit 1; }
@@ -248,12 +249,31 @@ if [ -n "$THROTTLE" ]; then
 	boot throttled "/tests/io-run.sh throttled $PRIME" --append "$WALL_APPEND" \
 		--drive-opts "$THROTTLE" &
 fi
-for k in $(seq 1 "$ICOUNT_RUNS"); do
-	echo "  QEMU    io (icount $k)"
-	boot "icount-$k" "/tests/io-run.sh icount" --icount --no-disk --append \
-		"null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1" &
+# Each case gets its own -icount boots, so that every case starts from the
+# state a boot leaves: after a whole cached case in the same boot, the
+# mixed runs diverged between boots by up to 11%, from a difference of a
+# few instructions early on that the threads' interleaving amplified.
+# Boot ic<k>-<case>; its output and status are then gathered into
+# out.icount-<k> and rc.icount-<k>.
+for c in cached mixed uncached; do
+	pids=()
+	for k in $(seq 1 "$ICOUNT_RUNS"); do
+		echo "  QEMU    io (icount $k, $c)"
+		boot "ic$k-$c" "/tests/io-run.sh icount $c" --icount --no-disk --append \
+			"null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1" &
+		pids+=($!)
+	done
+	[ ${#pids[@]} = 0 ] || wait "${pids[@]}"
 done
 wait
+for k in $(seq 1 "$ICOUNT_RUNS"); do
+	r=0
+	for c in cached mixed uncached; do
+		cat "$IMG/out.ic$k-$c"
+		[ "$(cat "$IMG/rc.ic$k-$c")" = 0 ] || r=1
+	done > "$IMG/out.icount-$k"
+	echo $r > "$IMG/rc.icount-$k"
+done
 
 # One raw file; the throttled boot's uncached case is renamed "throttled",
 # the -icount boots' IO lines "IC<k>".
@@ -267,7 +287,11 @@ rc=0
 		b=${f##*/rc.}
 		r=$(cat "$f")
 		[ "$r" = 0 ] || rc=1
-		echo "## boot $b: run-qemu.sh exit $r; serial log $BUILD/logs/io-$b.log"
+		if [ "${b#icount-}" != "$b" ]; then
+			echo "## boot $b: run-qemu.sh exit $r; serial logs $BUILD/logs/io-ic${b#icount-}-{cached,mixed,uncached}.log"
+		else
+			echo "## boot $b: run-qemu.sh exit $r; serial log $BUILD/logs/io-$b.log"
+		fi
 		case $b in
 		wall) cat "$IMG/out.$b" ;;
 		throttled) sed -e 's/^\(IO\|IO-perf\|FIO\|#\|#-perf\) uncached /\1 throttled /' \
@@ -491,9 +515,10 @@ md=$RESULTS/io.md
 		echo "and their timing does not depend on the host. The"
 		echo "figure is the io process's CPU time per read (CLOCK_PROCESS_CPUTIME_ID, all"
 		echo "threads, the whole method call): the guest instructions it ran per read,"
-		echo "interrupts that land while it runs included. Median of 3 runs per boot."
+		echo "interrupts that land while it runs included. Median of 3 runs per boot;"
+		echo "each case has a boot of its own, so every case starts from the same state."
 		echo "Ratio: instructions per read against sync pread of the same case (lower is"
-		echo "cheaper). A figure *repeats* when its $ICOUNT_RUNS boots agree within 1%"
+		echo "cheaper). A figure *repeats* when its $ICOUNT_RUNS runs (boots) agree within 1%"
 		echo "(spread = (max − min) / mean)."
 		echo
 		hdr="| case | method | N |" sep="| --- | --- | ---: |"
