@@ -15,6 +15,12 @@ die() { echo "$NAME: $*" >&2; exit 64; }
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (make kernel)"
 [ -f "$LIBTL" ] || die "no library at $LIBTL (make user)"
 
+# The -icount boots' data device: a memory-backed null_blk whose requests
+# complete after NULLBLK_NS of guest time (the virtio disk's complete in
+# host time). NULLBLK_APPEND is its kernel command line.
+NULLBLK_NS=${NULLBLK_NS:-200000}
+NULLBLK_APPEND="null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1"
+
 # build_bench <source.c> <binary> [extra libraries...]: (re)builds a static
 # benchmark when it is older than its source or the library.
 build_bench() {

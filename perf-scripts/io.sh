@@ -55,7 +55,6 @@ fi
 TIMEOUT=${TIMEOUT:-2400}
 THROTTLE=${THROTTLE-throttling.iops-total=1000}
 ICOUNT_RUNS=${ICOUNT_RUNS:-2}
-NULLBLK_NS=${NULLBLK_NS:-200000}
 
 IMG=$BUILD/bench-io
 BIN=$IMG/bin/io
@@ -265,8 +264,8 @@ for c in cached mixed uncached; do
 	pids=()
 	for k in $(seq 1 "$ICOUNT_RUNS"); do
 		echo "  QEMU    io (icount $k, $c)"
-		boot "ic$k-$c" "/tests/io-run.sh icount $c" --icount --no-disk --append \
-			"null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1" &
+		boot "ic$k-$c" "/tests/io-run.sh icount $c" --icount --no-disk \
+			--append "$NULLBLK_APPEND" &
 		pids+=($!)
 	done
 	[ ${#pids[@]} = 0 ] || wait "${pids[@]}"

@@ -72,11 +72,8 @@ events=task-clock,context-switches,page-faults,raw_syscalls:sys_enter
 events=$events,threadlet:threadlet_handoff,threadlet:threadlet_sync
 # One guest command line (run-qemu.sh turns spaces into '+', so no '+' and
 # no quotes here).
-# reads: the -icount boots have no virtio disk (its requests complete in
-# host time); their reads go to a memory-backed null_blk device instead,
-# whose requests complete after NULLBLK_NS of guest time.
-NULLBLK_NS=${NULLBLK_NS:-200000}
-nullblk="null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1"
+# reads: the -icount boots have no virtio disk; their reads go to null_blk
+# (common.sh).
 guest_cmd() { # <reads options>
 	local g b
 	g="/tests/micro && /tests/reads $1 && echo == perf stat, whole run, its figures include the overhead"
@@ -103,7 +100,7 @@ status=0
 for run in $runs; do
 	mode=${run%%-*}
 	case $mode in
-	icount) flags=(--icount --no-disk) append="$nullblk $ICOUNT_APPEND"
+	icount) flags=(--icount --no-disk) append="$NULLBLK_APPEND $ICOUNT_APPEND"
 		guest=$(guest_cmd "-w -f /dev/nullb0") ;;
 	wall) flags=() append=$WALL_APPEND guest=$(guest_cmd "") ;;
 	esac
