@@ -395,8 +395,8 @@ long async_head_parked(struct async_head_user *ahu)
 
 /*
  * Waits until @n pool threads are parked. A new thread parks within its
- * first time slice, so yield to them while that makes progress (on one
- * CPU it is what lets them run at all), then sleep, 20 us doubling up to
+ * first time slice, so yield to them while the count grows (on one CPU
+ * that is what lets them run at all), else sleep, 20 us doubling up to
  * 1 ms. About 10 s without all of them parked is an error.
  */
 static int tl_pool_wait_parked(struct async_head_user *ahu, unsigned int n)
@@ -413,13 +413,12 @@ static int tl_pool_wait_parked(struct async_head_user *ahu, unsigned int n)
 			return (int)parked;
 		if ((unsigned long)parked >= n)
 			return 0;
-		if (parked != last && yields < 4 * n) {
+		if (parked > last && yields < 4 * n) {
 			last = parked;
 			yields++;
 			sched_yield();
 			continue;
 		}
-		last = -1;
 		if (slept >= 10000000000LL)
 			break;
 		nanosleep(&ts, NULL);
