@@ -73,7 +73,10 @@ cmdline="console=ttyS0 panic=-1 oops=panic loglevel=5 tsc=reliable tl.timeout=$g
 # timer, while a disk request takes host time: a task waiting for the disk
 # can be "blocked for more than 30 seconds" of guest time after a few
 # milliseconds. The hung-task detector means nothing there.
-[ "$icount" = 0 ] || cmdline="$cmdline sysctl.kernel.hung_task_timeout_secs=0 norandmaps"
+[ "$icount" = 0 ] || cmdline="$cmdline sysctl.kernel.hung_task_timeout_secs=0"
+# Address space layouts from the (seeded) RNG would still differ from one
+# build of a program to the next; without randomization they do not.
+[ "$icount" = 0 ] || cmdline="$cmdline norandmaps"
 [ -z "$append" ] || cmdline="$cmdline $append"
 
 # Two sockets of one core: SeaBIOS lists one MP-table CPU per socket, and
