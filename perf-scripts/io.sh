@@ -15,9 +15,10 @@
 #              each time), with no virtio disk and no input from the host
 #              that varies (run-qemu.sh --icount --no-disk): the CPU time of
 #              the io process (all threads) per read, in guest instructions,
-#              reading a null_blk device that io fills at boot (-w); the
-#              two runs must agree within 1% for a figure to count as
-#              deterministic.
+#              reading a null_blk device that io fills at boot (-w), with
+#              a SCHED_IDLE busy loop (nohlt.c) instead of HLT when the
+#              guest idles; the two runs must agree within 1% for a figure
+#              to count as deterministic.
 #
 # Results: $RESULTS/io.md (tables), $RESULTS/io-{cached,mixed,uncached,
 # throttled}.png (reads/s vs concurrency), $RESULTS/io-raw.txt (the guests'
@@ -60,6 +61,7 @@ IMG=$BUILD/bench-io
 BIN=$IMG/bin/io
 mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
 build_bench "$HERE/io.c" "$BIN" -luring -laio -lrt || exit 1
+build_bench "$HERE/nohlt.c" "$IMG/bin/nohlt" || exit 1
 # fio needs System V shared memory, which the guest kernel lacks.
 SHIM=$IMG/bin/fio-shm.so
 if [ ! -f "$SHIM" ] || [ "$HERE/fio-shm.c" -nt "$SHIM" ]; then
@@ -101,6 +103,9 @@ icount) cases=${2:-cached mixed uncached} fio_cases="" opts="-r 3"
 	# null_blk, whose latency is guest time.
 	[ -b /dev/nullb0 ] || { echo "io-run: no /dev/nullb0"; exit 1; }
 	opts="$opts -w -f /dev/nullb0"
+	# QEMU's clock warp when the vCPU halts is racy (nohlt.c): never halt.
+	/tests/nohlt &
+	nohlt=$!
 	echo "# icount data: /dev/nullb0 (null_blk, $(cat /sys/module/null_blk/parameters/completion_nsec) ns completions)" ;;
 *) echo "io-run: unknown mode $mode"; exit 64 ;;
 esac
@@ -115,6 +120,7 @@ echo "== all methods, no perf"
 cat /tmp/out.all
 [ "$(grep -c '^io: all reads checked' /tmp/out.all)" = 2 ] || { echo "io: did not finish"; rc=1; }
 if [ "$mode" = icount ]; then
+	kill "$nohlt" || { echo "io-run: nohlt died"; rc=1; }
 	echo "io-run: rc=$rc"
 	exit $rc
 fi
@@ -241,23 +247,16 @@ boot() {
 rm -f "$IMG"/rc.* "$IMG"/out.*
 echo "  QEMU    io (wall) -> $RESULTS/io.md"
 boot wall "/tests/io-run.sh wall" --append "$WALL_APPEND"
-# The throttled boot runs on its own, before the -icount pairs: beside
-# them it made the host busier while their mixed case ran, and that case
-# is the one that does not yet repeat between boots (see below).
+# The throttled boot runs on its own, before the -icount pairs: its
+# figures are host time, and the host has two cores.
 if [ -n "$THROTTLE" ]; then
 	echo "  QEMU    io (throttled: $THROTTLE)"
 	boot throttled "/tests/io-run.sh throttled $PRIME" --append "$WALL_APPEND" \
 		--drive-opts "$THROTTLE"
 fi
 # Each case gets its own -icount boots, so that every case starts from the
-# state a boot leaves. With all three cases in one boot, the two boots
-# first differed by a few instructions (cached io_uring), and the mixed
-# runs later by up to 11%. In boots of their own, cached and uncached
-# repeat (nearly all figures to the instruction); mixed runs, where reads
-# that hit and reads that wait for the device interleave, still differ by
-# up to 5% between boots, and also when the two boots run one after the
-# other: something QEMU does at a host-dependent moment, which we have
-# not found, is amplified there by the threads' interleaving.
+# state a boot leaves and a case's figures do not depend on what ran
+# before it in the boot.
 # Boot ic<k>-<case>; its output and status are then gathered into
 # out.icount-<k> and rc.icount-<k>.
 for c in cached mixed uncached; do
@@ -305,6 +304,33 @@ rc=0
 		esac
 	done
 } > "$raw"
+
+# Determinism: every figure of the -icount boots (guest ns and CPU ns per
+# read) against boot 1, spread = |a - b| / min(a, b), limit 1%; then one
+# verdict line, "DETERMINISM ok: ..." or "DETERMINISM NOT ok: ...".
+det=$RESULTS/io-determinism.txt
+rm -f "$det"
+if [ "$ICOUNT_RUNS" -ge 2 ]; then
+	grep '^IC[0-9]* ' "$raw" | awk -v runs="$ICOUNT_RUNS" '
+		{ b = substr($1, 3); k = $2 " " $3 " " $4
+		  if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+		  v[k, b, "ns"] = $6; v[k, b, "cpu"] = $7 }
+		END { split("ns cpu", fs, " ")
+		  for (i = 1; i <= n; i++) for (f = 1; f <= 2; f++) {
+			k = order[i]; a = v[k, 1, fs[f]]
+			for (b = 2; b <= runs; b++) {
+				total++
+				if (!((k, 1, fs[f]) in v) || !((k, b, fs[f]) in v) || a <= 0 || v[k, b, fs[f]] <= 0) {
+					bad++; print "SPREAD", b, k, fs[f], "missing"; continue }
+				d = a - v[k, b, fs[f]]; if (d < 0) d = -d
+				m = a < v[k, b, fs[f]] ? a : v[k, b, fs[f]]
+				printf "SPREAD %d %s %s %d %d %.2f%%\n", b, k, fs[f], a, v[k, b, fs[f]], 100 * d / m
+				if (100 * d / m > 1) bad++; else if (d == 0) same++ } }
+		  if (total == 0) print "DETERMINISM NOT ok: no figures"
+		  else if (bad) printf "DETERMINISM NOT ok: %d of %d figures over 1%%\n", bad, total
+		  else printf "DETERMINISM ok: all %d figures within 1%% (%d identical)\n", total, same }' > "$det"
+	grep '^DETERMINISM' "$det" | sed 's/^/  /'
+fi
 
 # field <regex> <sed replacement>: the first match in the raw file.
 field() { sed -n "s/$1/$2/p" "$raw" | head -n1; }
@@ -513,7 +539,10 @@ md=$RESULTS/io.md
 		echo "so guest time counts guest instructions (1 ns = 1 instruction); a fixed RTC"
 		echo "start, QEMU's random numbers from a fixed seed, no address space"
 		echo "randomization (norandmaps) and no virtio disk, so nothing the host does"
-		echo "reaches the guest at a varying moment. The data is read"
+		echo "reaches the guest at a varying moment. The guest never halts: when it"
+		echo "would idle, a busy loop at SCHED_IDLE (\`perf-scripts/nohlt.c\`) runs instead,"
+		echo "because QEMU 7.2 moves the clock to the next timer when the vCPU halts, and"
+		echo "that races with its count of the instructions just run. The data is read"
 		echo "from $(sed -n 's/^# icount data: //p' "$IMG/out.icount-1" | head -n1):"
 		echo "the same 64 MiB, written there by \`io -w\` at boot, on a device that completes"
 		echo "each request on a guest-time timer (\`NULLBLK_NS\`), so uncached reads block"
@@ -555,6 +584,11 @@ md=$RESULTS/io.md
 			  for (c = 1; c <= nc; c++) if (cs[c] in ctot) { printf "%s%s %d of %d", sep, cs[c], cgood[cs[c]], ctot[cs[c]]; sep = ", " }
 			  printf ").\n" }'
 		echo
+		if [ -s "$det" ]; then
+			echo "Every figure of boot 1 (guest ns and CPU ns per read) against the"
+			echo "other boots: $(sed -n 's/^DETERMINISM //p' "$det") (\`io-determinism.txt\`)."
+			echo
+		fi
 		if grep -q '^# icount data: /dev/nullb0' "$IMG/out.icount-1"; then
 			echo "Time per read in guest ns, boot 1, where the disk's latency counts: on"
 			echo "null_blk it is guest time too, so these are deterministic throughput"
