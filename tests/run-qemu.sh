@@ -78,6 +78,11 @@ cmdline="console=ttyS0 panic=-1 oops=panic loglevel=5 tsc=reliable tl.timeout=$g
 # build of a program to the next; without randomization they do not.
 [ "$icount" = 0 ] || cmdline="$cmdline norandmaps"
 [ -z "$append" ] || cmdline="$cmdline $append"
+# The x86 boot protocol takes at most 2047 bytes (COMMAND_LINE_SIZE - 1).
+if [ ${#cmdline} -gt 2047 ]; then
+	echo "run-qemu: kernel command line of ${#cmdline} bytes, the limit is 2047" >&2
+	exit 64
+fi
 
 # Two sockets of one core: SeaBIOS lists one MP-table CPU per socket, and
 # without ACPI the MP table is how the kernel finds the second CPU.
