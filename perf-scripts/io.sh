@@ -585,8 +585,8 @@ md=$RESULTS/io.md
 			  printf ").\n" }'
 		echo
 		if [ -s "$det" ]; then
-			echo "Every figure of boot 1 (guest ns and CPU ns per read) against the"
-			echo "other boots: $(sed -n 's/^DETERMINISM //p' "$det") (\`io-determinism.txt\`)."
+			echo "Both figures of every row (guest ns and CPU ns per read), boot 1 against"
+			echo "the other boots (\`io-determinism.txt\`): **$(grep '^DETERMINISM' "$det")**."
 			echo
 		fi
 		if grep -q '^# icount data: /dev/nullb0' "$IMG/out.icount-1"; then
@@ -605,8 +605,24 @@ md=$RESULTS/io.md
 			echo
 		fi
 	fi
-	echo "Throughput plots: $(for c in $CASES; do grep -q "^IO $c " "$raw" && printf 'io-%s.png ' "$c"; done)"
+	echo "Throughput plots (wall clock): $(for c in $CASES; do grep -q "^IO $c " "$raw" && printf 'io-%s.png ' "$c"; done)"
+	if grep -q '^IC1 ' "$raw"; then
+		echo
+		echo "Deterministic plots (-icount, boot 1): io-icount-mixed.png and"
+		echo "io-icount-uncached.png (reads per second of guest time against"
+		echo "concurrency), io-icount-cpu.png (instructions per read, N = 32)."
+	fi
 } > "$md"
+
+# mcolor <method>: the method's colour in every plot (gnuplot's default
+# palette has eight, and there are nine methods).
+mcolor() {
+	case $1 in
+	sync) echo '#555555' ;; pthread) echo '#009e73' ;; posix_aio) echo '#56b4e9' ;;
+	kaio) echo '#e69f00' ;; io_uring) echo '#d8c000' ;; threadlet_vdso) echo '#0072b2' ;;
+	threadlet_syscall) echo '#d55e00' ;; syslet) echo '#000000' ;; *) echo '#9400d3' ;;
+	esac
+}
 
 # Plots: reads/s against concurrency, one line per method, one plot per case.
 dat=$IMG/plot
@@ -623,10 +639,10 @@ for c in $CASES; do
 			# one point at N = 1: draw it as a flat reference line
 			v=$(awk '{print $2}' "$dat/$c-$m.dat")
 			printf '1 %s\n32 %s\n' "$v" "$v" > "$dat/$c-$m.dat"
-			plots="$plots${plots:+, }'$dat/$c-$m.dat' using 1:2 with lines dashtype 2 lw 2 title 'sync pread (N=1)'"
+			plots="$plots${plots:+, }'$dat/$c-$m.dat' using 1:2 with lines dashtype 2 lw 2 lc rgb '$(mcolor sync)' title 'sync pread (N=1)'"
 		else
 			t=$m; [ "$m" = kaio ] && t="kaio (O_DIRECT)"
-			plots="$plots${plots:+, }'$dat/$c-$m.dat' using 1:2 with linespoints lw 2 pt 7 title '$t'"
+			plots="$plots${plots:+, }'$dat/$c-$m.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '$(mcolor "$m")' title '$t'"
 		fi
 	done
 	[ -n "$plots" ] || continue
@@ -649,6 +665,73 @@ plot $plots
 GP
 	pngs="$pngs $RESULTS/io-$c.png"
 done
+# Deterministic plots, from boot 1 of the -icount runs: guest reads/s
+# against concurrency for the cases that wait for the device, and the CPU
+# instructions per read of every method side by side (N = 32, sync N = 1).
+if grep -q '^IC1 ' "$raw"; then
+	for c in mixed uncached; do
+		plots=""
+		for m in $METHODS; do
+			grep "^IC1 $c $m " "$raw" | awk '{ print $4, $5 }' > "$dat/ic-$c-$m.dat"
+			[ -s "$dat/ic-$c-$m.dat" ] || continue
+			if [ "$m" = sync ]; then
+				v=$(awk '{print $2}' "$dat/ic-$c-$m.dat")
+				printf '1 %s\n32 %s\n' "$v" "$v" > "$dat/ic-$c-$m.dat"
+				plots="$plots${plots:+, }'$dat/ic-$c-$m.dat' using 1:2 with lines dashtype 2 lw 2 lc rgb '$(mcolor sync)' title 'sync pread (N=1)'"
+			else
+				t=$m; [ "$m" = kaio ] && t="kaio (O_DIRECT)"
+				plots="$plots${plots:+, }'$dat/ic-$c-$m.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '$(mcolor "$m")' title '$t'"
+			fi
+		done
+		[ -n "$plots" ] || continue
+		title="$c, null_blk, $NULLBLK_NS ns per request"
+		[ "$c" = mixed ] && title="mixed (90% page-cache hits), null_blk, $NULLBLK_NS ns per request"
+		gnuplot <<GP || echo "io.sh: gnuplot failed for icount $c" >&2
+set terminal pngcairo size 900,600 font ',10' noenhanced
+set output '$RESULTS/io-icount-$c.png'
+set title '4 KiB random reads, $title (QEMU -icount: guest time, deterministic)'
+set xlabel 'requests in flight (concurrency)'
+set ylabel 'reads per second of guest time'
+set logscale x 2
+set xtics (1, 8, 32)
+set xrange [0.8:40]
+set yrange [0:*]
+set grid
+set key outside right
+plot $plots
+GP
+		pngs="$pngs $RESULTS/io-icount-$c.png"
+	done
+	# one row per case, one column per method
+	awk -v methods="$METHODS" '
+		/^IC1 / && (($3 == "sync" && $4 == 1) || $4 == 32) { v[$2, $3] = $7; if (!($2 in seen)) { seen[$2] = 1; cs[++n] = $2 } }
+		END { nm = split(methods, ms, " ")
+		      for (i = 1; i <= n; i++) { line = cs[i]
+			for (m = 1; m <= nm; m++) line = line " " (((cs[i], ms[m]) in v) ? v[cs[i], ms[m]] : "-")
+			print line } }' "$raw" > "$dat/ic-cpu.dat"
+	cols="" i=2
+	for m in $METHODS; do
+		t=$m; [ "$m" = sync ] && t="sync (N=1)"; [ "$m" = kaio ] && t="kaio (O_DIRECT)"
+		cols="$cols${cols:+, }'$dat/ic-cpu.dat' using $i:xtic(1) lc rgb '$(mcolor "$m")' title '$t'"
+		i=$((i + 1))
+	done
+	gnuplot <<GP || echo "io.sh: gnuplot failed for icount cpu" >&2
+set terminal pngcairo size 1000,600 font ',10' noenhanced
+set output '$RESULTS/io-icount-cpu.png'
+set title 'CPU per 4 KiB read at N = 32 (sync: N = 1), guest instructions (QEMU -icount, deterministic)'
+set ylabel 'instructions per read (io process, all threads)'
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set datafile missing '-'
+set yrange [0:*]
+set grid ytics
+set key outside right
+plot $cols
+GP
+	pngs="$pngs $RESULTS/io-icount-cpu.png"
+fi
 cs=$(sed -n 's/^# clocksource \([^ ]*\).*/\1/p' "$raw" | head -n1)
 [ "$cs" = tsc ] || echo "io.sh: warning: guest clocksource '$cs', not tsc (TSC calibration failed at boot?): times are quantised to a tick" >&2
 echo "  RESULTS $md$pngs"
