@@ -316,6 +316,6 @@ int main(void)
 	flags();
 	bad_input();
 	async_head_exit(&ahu);
-	tl_ok(tl_nr_threads() == threads0, "no thread left behind");
+	tl_ok(tl_nr_threads_settle(threads0) == threads0, "no thread left behind");
 	return tl_exit();
 }

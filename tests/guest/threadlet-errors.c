@@ -175,7 +175,7 @@ int main(void)
 	registration();
 	heads();
 	library();
-	tl_ok(tl_nr_threads() == threads0 && nr_fds() == fds0,
+	tl_ok(tl_nr_threads_settle(threads0) == threads0 && nr_fds() == fds0,
 	      "no thread or file descriptor left behind");
 	return tl_exit();
 }

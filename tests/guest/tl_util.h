@@ -35,6 +35,24 @@ static inline int tl_nr_threads(void)
 	return n;
 }
 
+/*
+ * Threads of this process once they number @want, waiting up to 2 s.
+ * pthread_join() returns when the thread clears its TID, in exit_mm(),
+ * before release_task() takes it out of /proc/self/task: on a busy host
+ * a joined thread can still be listed for a moment. A thread that is
+ * really left behind is still there after 2 s.
+ */
+static inline int tl_nr_threads_settle(int want)
+{
+	int n = tl_nr_threads();
+
+	for (int i = 0; i < 2000 && n != want; i++) {
+		usleep(1000);
+		n = tl_nr_threads();
+	}
+	return n;
+}
+
 static inline int tl_drop_caches(void)
 {
 	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
