@@ -624,7 +624,43 @@ mcolor() {
 	esac
 }
 
-# Plots: reads/s against concurrency, one line per method, one plot per case.
+# tput_plot <prefix> <case> <png> <title> <ylabel>: reads/s against
+# concurrency, one line per method, from the "N reads/s" files
+# $dat/<prefix><case>-<method>.dat; sync (N = 1 only) is drawn as a flat
+# reference line. Adds the PNG to $pngs.
+tput_plot() {
+	local pre=$1 c=$2 png=$3 title=$4 ylabel=$5 plots="" m t v f
+	for m in $METHODS; do
+		f=$dat/$pre$c-$m.dat
+		[ -s "$f" ] || continue
+		if [ "$m" = sync ]; then
+			v=$(awk '{print $2}' "$f")
+			printf '1 %s\n32 %s\n' "$v" "$v" > "$f"
+			plots="$plots${plots:+, }'$f' using 1:2 with lines dashtype 2 lw 2 lc rgb '$(mcolor sync)' title 'sync pread (N=1)'"
+		else
+			t=$m; [ "$m" = kaio ] && t="kaio (O_DIRECT)"
+			plots="$plots${plots:+, }'$f' using 1:2 with linespoints lw 2 pt 7 lc rgb '$(mcolor "$m")' title '$t'"
+		fi
+	done
+	[ -n "$plots" ] || return 0
+	gnuplot <<GP || { echo "io.sh: gnuplot failed for $png" >&2; return 0; }
+set terminal pngcairo size 900,600 font ',10' noenhanced
+set output '$png'
+set title '$title'
+set xlabel 'requests in flight (concurrency)'
+set ylabel '$ylabel'
+set logscale x 2
+set xtics (1, 8, 32)
+set xrange [0.8:40]
+set yrange [0:*]
+set grid
+set key outside right
+plot $plots
+GP
+	pngs="$pngs $png"
+}
+
+# Wall-clock plots, one per case.
 dat=$IMG/plot
 rm -rf "$dat"; mkdir -p "$dat"
 grep '^IO ' "$raw" | while read -r _ c m n r _; do
@@ -632,75 +668,25 @@ grep '^IO ' "$raw" | while read -r _ c m n r _; do
 done
 pngs=""
 for c in $CASES; do
-	plots=""
-	for m in $METHODS; do
-		[ -f "$dat/$c-$m.dat" ] || continue
-		if [ "$m" = sync ]; then
-			# one point at N = 1: draw it as a flat reference line
-			v=$(awk '{print $2}' "$dat/$c-$m.dat")
-			printf '1 %s\n32 %s\n' "$v" "$v" > "$dat/$c-$m.dat"
-			plots="$plots${plots:+, }'$dat/$c-$m.dat' using 1:2 with lines dashtype 2 lw 2 lc rgb '$(mcolor sync)' title 'sync pread (N=1)'"
-		else
-			t=$m; [ "$m" = kaio ] && t="kaio (O_DIRECT)"
-			plots="$plots${plots:+, }'$dat/$c-$m.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '$(mcolor "$m")' title '$t'"
-		fi
-	done
-	[ -n "$plots" ] || continue
 	title=$c
 	[ "$c" = mixed ] && title="mixed, 90% page-cache hits"
 	[ "$c" = throttled ] && title="uncached, disk throttled ($THROTTLE)"
-	gnuplot <<GP || echo "io.sh: gnuplot failed for $c" >&2
-set terminal pngcairo size 900,600 font ',10' noenhanced
-set output '$RESULTS/io-$c.png'
-set title '4 KiB random reads, $title (QEMU TCG, wall clock)'
-set xlabel 'requests in flight (concurrency)'
-set ylabel 'reads/s'
-set logscale x 2
-set xtics (1, 8, 32)
-set xrange [0.8:40]
-set yrange [0:*]
-set grid
-set key outside right
-plot $plots
-GP
-	pngs="$pngs $RESULTS/io-$c.png"
+	tput_plot "" "$c" "$RESULTS/io-$c.png" \
+		"4 KiB random reads, $title (QEMU TCG, wall clock)" "reads/s"
 done
 # Deterministic plots, from boot 1 of the -icount runs: guest reads/s
 # against concurrency for the cases that wait for the device, and the CPU
 # instructions per read of every method side by side (N = 32, sync N = 1).
 if grep -q '^IC1 ' "$raw"; then
+	grep '^IC1 ' "$raw" | while read -r _ c m n r _; do
+		echo "$n $r" >> "$dat/ic-$c-$m.dat"
+	done
 	for c in mixed uncached; do
-		plots=""
-		for m in $METHODS; do
-			grep "^IC1 $c $m " "$raw" | awk '{ print $4, $5 }' > "$dat/ic-$c-$m.dat"
-			[ -s "$dat/ic-$c-$m.dat" ] || continue
-			if [ "$m" = sync ]; then
-				v=$(awk '{print $2}' "$dat/ic-$c-$m.dat")
-				printf '1 %s\n32 %s\n' "$v" "$v" > "$dat/ic-$c-$m.dat"
-				plots="$plots${plots:+, }'$dat/ic-$c-$m.dat' using 1:2 with lines dashtype 2 lw 2 lc rgb '$(mcolor sync)' title 'sync pread (N=1)'"
-			else
-				t=$m; [ "$m" = kaio ] && t="kaio (O_DIRECT)"
-				plots="$plots${plots:+, }'$dat/ic-$c-$m.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '$(mcolor "$m")' title '$t'"
-			fi
-		done
-		[ -n "$plots" ] || continue
 		title="$c, null_blk, $NULLBLK_NS ns per request"
 		[ "$c" = mixed ] && title="mixed (90% page-cache hits), null_blk, $NULLBLK_NS ns per request"
-		gnuplot <<GP || echo "io.sh: gnuplot failed for icount $c" >&2
-set terminal pngcairo size 900,600 font ',10' noenhanced
-set output '$RESULTS/io-icount-$c.png'
-set title '4 KiB random reads, $title (QEMU -icount: guest time, deterministic)'
-set xlabel 'requests in flight (concurrency)'
-set ylabel 'reads per second of guest time'
-set logscale x 2
-set xtics (1, 8, 32)
-set xrange [0.8:40]
-set yrange [0:*]
-set grid
-set key outside right
-plot $plots
-GP
-		pngs="$pngs $RESULTS/io-icount-$c.png"
+		tput_plot ic- "$c" "$RESULTS/io-icount-$c.png" \
+			"4 KiB random reads, $title (QEMU -icount: guest time, deterministic)" \
+			"reads per second of guest time"
 	done
 	# one row per case, one column per method
 	awk -v methods="$METHODS" '
