@@ -70,6 +70,7 @@ int main(void)
 	tl_ok(async > ROUNDS / 10, "hand-offs happened");
 	tl_ok(tl_wait_parked(&ahu, 1), "the spare parked again");
 	async_head_exit(&ahu);
-	tl_ok(tl_nr_threads_settle(threads0) == threads0, "thread count back to %d", threads0);
+	tl_ok(tl_nr_threads_settle(threads0) == threads0,
+	      "thread count back to %d", threads0);
 	return tl_exit();
 }

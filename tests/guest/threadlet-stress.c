@@ -120,8 +120,8 @@ int main(void)
 	tl_ok(tl_wait_parked(&ahu, POOL), "whole pool parked again");
 	tl_ok(tl_nr_threads() == threads0 + POOL, "no thread gained or lost");
 	async_head_exit(&ahu);
-	tl_ok(tl_nr_threads_settle(threads0) == threads0, "thread count back to %d after exit",
-	      threads0);
+	tl_ok(tl_nr_threads_settle(threads0) == threads0,
+	      "thread count back to %d after exit", threads0);
 	for (int i = 0; i < NR_STACKS; i++)
 		threadlet_stack_free(stacks[i]);
 	return tl_exit();
