@@ -24,17 +24,33 @@ struct threadlet_reg {
 	struct threadlet_area __user	*uarea;
 	struct threadlet_area		*karea;	/* kernel view of the pinned page */
 	struct page			*page;
+	/* Charged to this user's locked_vm, or NULL (CAP_IPC_LOCK). */
+	struct user_struct		*user;
 	/*
 	 * Set while async_exec() runs a syslet chain: a hand-off resumes the
 	 * head from its async_exec() syscall frame (returning 0) instead of
-	 * the area's head_ip/head_sp.
+	 * the area's head_ip/head_sp. That frame is @frame: while an atom
+	 * runs, task_pt_regs() holds the atom's own frame (syslet.c).
 	 */
 	bool				syslet;
+	struct pt_regs			*frame;
+	/*
+	 * Set by a hand-off on the identity the sleeping task takes over: it
+	 * belonged to a parked pool member, so it may park again past
+	 * max_threads (async_park()). Cleared when it parks.
+	 */
+	bool				cachemiss;
 };
 
-/* Per-mm registry of async heads, allocated at the first registration. */
+/*
+ * Per-mm registry of async heads, allocated at the first registration.
+ * lock serialises registration and unregistration (which write user
+ * memory, so it is a mutex) and guards nr_heads; lookups use RCU.
+ */
 struct threadlet_mm {
 	struct xarray			heads;
+	struct mutex			lock;	/* registration, nr_heads */
+	unsigned int			nr_heads;
 };
 
 /*
@@ -50,7 +66,8 @@ struct async_head {
 	u32				ring_mask;
 	u32				max_threads;
 
-	raw_spinlock_t			lock;	/* parked, nr_parked, dead */
+	/* parked, nr_parked, dead; dead is also set under post_lock */
+	raw_spinlock_t			lock;
 	struct list_head		parked;
 	u32				nr_parked;
 	bool				dead;

@@ -13,7 +13,11 @@
  * caller's patience: it stops at any pending signal (the atom it did not
  * run gets -EINTR) and reschedules between atoms.
  */
+#include <linux/audit.h>
+#include <linux/entry-common.h>
+#include <linux/nospec.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
 #include <linux/syscalls.h>
 #include <linux/uaccess.h>
 #include <asm/syscall.h>
@@ -60,12 +64,24 @@ static bool syslet_stops(u32 flags, long ret)
 	       ((flags & SYSLET_STOP_ON_NON_POSITIVE) && ret <= 0);
 }
 
-/* Runs one atom (already copied to @a) and returns its result. */
-static long syslet_run_atom(const struct syslet_uatom *a)
+/*
+ * Runs one atom (already copied to @a) as the system call it stands for
+ * and returns its result. While it runs, task_pt_regs() is the atom's own
+ * frame: @frame, the async_exec() frame, with the atom's number and
+ * arguments. That frame is what a ptrace tracer reads and writes at its
+ * syscall stops, what seccomp filters and audit decide on, and what the
+ * sys_enter/sys_exit tracepoints record, exactly as for the same call made
+ * directly. The entry work may change the number (a tracer, a filter) or
+ * skip the call (-1: the result is what it left in ax, the "no such
+ * call" error unless a filter set another); the exit work may change the result. The
+ * async_exec() frame is put back before the next atom.
+ */
+static long syslet_run_atom(const struct syslet_uatom *a,
+			    const struct pt_regs *frame)
 {
-	struct pt_regs regs = { .orig_ax = a->nr };
+	struct pt_regs *regs = task_pt_regs(current);
 	unsigned long args[6] = { 0 };
-	long ret;
+	long nr, ret;
 	int i;
 
 	/* An unknown flag or a number outside the table is a malformed atom. */
@@ -76,18 +92,52 @@ static long syslet_run_atom(const struct syslet_uatom *a)
 	for (i = 0; i < 6 && a->arg_ptr[i]; i++)
 		if (get_user(args[i], (u64 __user *)u64_to_user_ptr(a->arg_ptr[i])))
 			return -EFAULT;
-	regs.di = args[0];
-	regs.si = args[1];
-	regs.dx = args[2];
-	regs.r10 = args[3];
-	regs.r8 = args[4];
-	regs.r9 = args[5];
-	ret = x64_sys_call(&regs, a->nr);
+	regs->orig_ax = a->nr;
+	regs->ax = __x64_sys_ni_syscall(regs);	/* as the entry code sets it */
+	regs->di = args[0];
+	regs->si = args[1];
+	regs->dx = args[2];
+	regs->r10 = args[3];
+	regs->r8 = args[4];
+	regs->r9 = args[5];
+
+	nr = syscall_enter_from_user_mode_work(regs, a->nr);
+	if (nr != -1) {
+		/* A tracer may have asked for any number: check it again. */
+		if ((unsigned long)nr >= NR_syscalls)
+			regs->ax = __x64_sys_ni_syscall(regs);
+		else if (syslet_nr_forbidden(nr))
+			regs->ax = -EPERM;
+		else
+			regs->ax = x64_sys_call(regs,
+						array_index_nospec(nr, NR_syscalls));
+	}
+	syscall_exit_work_nested(regs);
+	ret = regs->ax;
+	*regs = *frame;
+
 	/* Restart codes must not reach user space: the chain is not restarted. */
 	if (ret == -ERESTARTSYS || ret == -ERESTARTNOINTR ||
 	    ret == -ERESTARTNOHAND || ret == -ERESTART_RESTARTBLOCK)
 		ret = -EINTR;
 	return ret;
+}
+
+/*
+ * The audit record of async_exec() itself ends where its chain begins, so
+ * that each atom gets its own record, as a system call of its own; the
+ * nested entry would otherwise find the record still open. The exit of
+ * async_exec() then finds no record and logs nothing more.
+ */
+static void syslet_audit_begin(const struct pt_regs *frame)
+{
+	struct pt_regs r;
+
+	if (!audit_context())
+		return;
+	r = *frame;
+	regs_set_return_value(&r, 0);
+	audit_syscall_exit(&r);
 }
 
 static int syslet_store(const struct syslet_uatom *a, long ret)
@@ -107,10 +157,14 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 			    struct threadlet_reg *reg)
 {
 	struct threadlet_area *ka = reg->karea;
+	struct pt_regs frame = *task_pt_regs(current);
 	struct syslet_uatom n;
 	u64 next;
 	long ret;
 
+	/* A hand-off resumes the head at this frame, not at an atom's. */
+	reg->frame = &frame;
+	syslet_audit_begin(&frame);
 	for (;;) {
 		bool head = current->threadlet == reg;
 		bool sync = head && (a->flags & SYSLET_SYNC);
@@ -119,7 +173,7 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 			threadlet_handoff_now(current, reg);
 		if (sync)
 			WRITE_ONCE(ka->flags, ka->flags & ~THREADLET_ON);
-		ret = syslet_run_atom(a);
+		ret = syslet_run_atom(a, &frame);
 		if (sync && current->threadlet == reg)
 			WRITE_ONCE(ka->flags, ka->flags | THREADLET_ON);
 		if (syslet_store(a, ret))
@@ -187,6 +241,7 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 		/* Still the head: everything ran in this task. */
 		WRITE_ONCE(ka->flags, ka->flags & ~THREADLET_ON);
 		reg->syslet = false;
+		reg->frame = NULL;
 		WRITE_ONCE(ka->nr_sync, ka->nr_sync + 1);
 		trace_threadlet_sync(current);
 		ret = final;
@@ -200,7 +255,12 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 	return ret;
 }
 
-/* umem_add - add @inc to the u64 at @uptr and return the new value. */
+/*
+ * umem_add - add @inc to the u64 at @uptr. Returns 0 when the new value is
+ * zero and 1 when it is not (a count-down atom stops on zero), -EFAULT for
+ * a bad pointer. The new value itself is at @uptr: returned, any value in
+ * [-4095, -1] would read as an error.
+ */
 SYSCALL_DEFINE2(umem_add, u64 __user *, uptr, u64, inc)
 {
 	u64 val;
@@ -210,5 +270,5 @@ SYSCALL_DEFINE2(umem_add, u64 __user *, uptr, u64, inc)
 	val += inc;
 	if (put_user(val, uptr))
 		return -EFAULT;
-	return val;
+	return val != 0;
 }
