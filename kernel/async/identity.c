@@ -2,66 +2,311 @@
 /*
  * Moving a user-visible identity between two threads of one group.
  *
- * threadlet_swap_identity() exchanges everything by which user space can
- * tell one thread from another, so that the thread returning to user space
- * at the head's resume point *is* the head: TID, thread-group leadership
- * (the TGID's task, the parent's child list, exit_signal), children,
- * signal mask, thread-directed pending signals, sigaltstack, robust futex
- * lists, clear_child_tid, the rseq registration and the threadlet area.
- * The TLS base is exchanged by the arch code (arch/x86/kernel/threadlet.c);
- * FPU control state is the user library's job (callee-saved by the ABI).
+ * Deny by default: every piece of per-task state that user space can
+ * observe is either moved with the identity, compared (the hand-off falls
+ * back, with a named reason, when head and spare differ), or cannot differ
+ * between two threads of one group. docs/task-state.md lists each one and
+ * says which; this file is the code of that table, and the two must agree.
  *
- * Not moved, and documented for users: scheduling attributes, CPU
- * affinity, per-thread CPU-time clocks and accounting, comm, ioprio.
+ * Moved (threadlet_swap_identity()): TID, thread-group leadership (the
+ * TGID/PGID/SID links, the parent's child list, exit_signal, the pid
+ * namespace's child reaper), start time, children and every thread of
+ * each child, signal mask, thread-directed pending signals, sigaltstack,
+ * pdeath_signal, robust futex lists, clear_child_tid, set_child_tid, rseq,
+ * the threadlet area, comm and timer slack. The TLS bases are moved by
+ * the arch code (arch/x86/kernel/threadlet.c); FPU control state by the
+ * user library's trampoline.
  *
- * Locking: tasklist_lock for writing (pids, leader, children), then the
- * group's siglock (signal state). Both are spinning locks, so this runs in
- * the scheduler hook of the sleeping head.
+ * Compared (threadlet_check_identity() and arch_threadlet_check()):
+ * credentials by content, seccomp, no_new_privs and the other per-task
+ * prctl flags, audit login ids, fs_struct, file table, namespaces, cgroup,
+ * scheduling policy, nice, affinity, ioprio, personality, per-thread CPU
+ * timers, syscall user dispatch, and the arch state (selector TLS, I/O
+ * bitmap, PKRU, CPUID faulting).
+ *
+ * Locking: the swap runs under tasklist_lock for writing (pids, leader,
+ * children, and the nice value setpriority() sets under its read side),
+ * then the group's siglock (signal state). Both are spinning locks, so
+ * this runs in the scheduler hook of the sleeping head. comm is moved
+ * under each task's alloc_lock, after those.
  */
+#include <linux/cred.h>
+#include <linux/fs_struct.h>
+#include <linux/ioprio.h>
+#include <linux/iocontext.h>
+#include <linux/nsproxy.h>
+#include <linux/pid_namespace.h>
 #include <linux/ptrace.h>
 #include <linux/rseq.h>
+#include <linux/cgroup.h>
+#include <linux/uaccess.h>
+#include <linux/uprobes.h>
 #include <linux/sched/rt.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 
 #include "internal.h"
 
-static bool seccomp_same(struct task_struct *a, struct task_struct *b)
+static bool threadlet_caps_equal(kernel_cap_t a, kernel_cap_t b)
+{
+	return cap_issubset(a, b) && cap_issubset(b, a);
+}
+
+static bool threadlet_groups_equal(const struct group_info *a,
+				   const struct group_info *b)
+{
+	int i;
+
+	if (a == b)
+		return true;
+	if (a->ngroups != b->ngroups)
+		return false;
+	for (i = 0; i < a->ngroups; i++)
+		if (!gid_eq(a->gid[i], b->gid[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Whether two credentials give the same rights and the same answers to
+ * every get*id()/capget() call. glibc's setuid() and friends give each
+ * thread its own struct cred with the same content: a pointer compare would
+ * stop every later hand-off. An LSM's blob has no generic content compare,
+ * so with CONFIG_SECURITY two creds with different blobs count as
+ * different (a fallback, never a leak).
+ */
+static bool threadlet_creds_equal(const struct cred *a, const struct cred *b)
+{
+	if (a == b)
+		return true;
+	if (!uid_eq(a->uid, b->uid) || !gid_eq(a->gid, b->gid) ||
+	    !uid_eq(a->suid, b->suid) || !gid_eq(a->sgid, b->sgid) ||
+	    !uid_eq(a->euid, b->euid) || !gid_eq(a->egid, b->egid) ||
+	    !uid_eq(a->fsuid, b->fsuid) || !gid_eq(a->fsgid, b->fsgid) ||
+	    a->securebits != b->securebits)
+		return false;
+	if (!threadlet_caps_equal(a->cap_inheritable, b->cap_inheritable) ||
+	    !threadlet_caps_equal(a->cap_permitted, b->cap_permitted) ||
+	    !threadlet_caps_equal(a->cap_effective, b->cap_effective) ||
+	    !threadlet_caps_equal(a->cap_bset, b->cap_bset) ||
+	    !threadlet_caps_equal(a->cap_ambient, b->cap_ambient))
+		return false;
+#ifdef CONFIG_KEYS
+	if (a->jit_keyring != b->jit_keyring ||
+	    a->session_keyring != b->session_keyring ||
+	    a->process_keyring != b->process_keyring ||
+	    a->thread_keyring != b->thread_keyring ||
+	    a->request_key_auth != b->request_key_auth)
+		return false;
+#endif
+#ifdef CONFIG_SECURITY
+	if (a->security != b->security)
+		return false;
+#endif
+	return a->user == b->user && a->user_ns == b->user_ns &&
+	       a->ucounts == b->ucounts &&
+	       threadlet_groups_equal(a->group_info, b->group_info);
+}
+
+static bool threadlet_seccomp_equal(struct task_struct *a,
+				    struct task_struct *b)
 {
 #ifdef CONFIG_SECCOMP
 	return a->seccomp.mode == b->seccomp.mode &&
-	       a->seccomp.filter == b->seccomp.filter;
+	       a->seccomp.filter == b->seccomp.filter &&
+	       test_task_syscall_work(a, SECCOMP) ==
+	       test_task_syscall_work(b, SECCOMP);
 #else
 	return true;
 #endif
 }
 
 /*
- * Whether @spare can take @head's identity. Reads fields that change only
- * under locks the two tasks' owners take, so a stale answer is re-checked
- * where it matters, under tasklist_lock.
+ * Audit login ids, and whether the thread is audited at all: that is
+ * decided per thread when it is created (audit_alloc()).
+ */
+static bool threadlet_audit_equal(struct task_struct *a,
+				  struct task_struct *b)
+{
+#ifdef CONFIG_AUDITSYSCALL
+	if (!a->audit_context != !b->audit_context ||
+	    test_task_syscall_work(a, SYSCALL_AUDIT) !=
+	    test_task_syscall_work(b, SYSCALL_AUDIT))
+		return false;
+#endif
+#ifdef CONFIG_AUDIT
+	return uid_eq(a->loginuid, b->loginuid) && a->sessionid == b->sessionid;
+#else
+	return true;
+#endif
+}
+
+/*
+ * A security module's per-task blob (AppArmor's exec and hat state,
+ * TOMOYO's domain) has no generic compare and is not moved: with one, the
+ * head stays where it is.
+ */
+static bool threadlet_lsm_none(struct task_struct *a, struct task_struct *b)
+{
+#ifdef CONFIG_SECURITY
+	return !a->security && !b->security;
+#else
+	return true;
+#endif
+}
+
+/* The ioprio that ioprio_get() would report for @p, or the default. */
+static int threadlet_ioprio(struct task_struct *p)
+{
+	struct io_context *ioc = READ_ONCE(p->io_context);
+
+	return ioc ? READ_ONCE(ioc->ioprio) : IOPRIO_DEFAULT;
+}
+
+static int threadlet_check_sched(struct task_struct *a, struct task_struct *b)
+{
+	if (a->policy != b->policy || a->static_prio != b->static_prio ||
+	    a->sched_reset_on_fork != b->sched_reset_on_fork ||
+	    !cpumask_equal(&a->cpus_mask, &b->cpus_mask) ||
+	    threadlet_ioprio(a) != threadlet_ioprio(b))
+		return THREADLET_FB_SCHED;
+#ifdef CONFIG_UCLAMP_TASK
+	if (memcmp(a->uclamp_req, b->uclamp_req, sizeof(a->uclamp_req)))
+		return THREADLET_FB_SCHED;
+#endif
+#ifdef CONFIG_NUMA
+	if (a->mempolicy != b->mempolicy)
+		return THREADLET_FB_SCHED;
+#endif
+#ifdef CONFIG_SCHED_CORE
+	if (a->core_cookie != b->core_cookie)
+		return THREADLET_FB_SCHED;
+#endif
+	return 0;
+}
+
+/*
+ * Task flags that user space sets per thread (PR_SET_IO_FLUSHER,
+ * PR_MCE_KILL) or that decide what it may do (a failed RLIMIT_NPROC
+ * check makes the next execve() fail).
+ */
+#define THREADLET_USER_PF	(PF_MEMALLOC_NOIO | PF_LOCAL_THROTTLE | \
+				 PF_MCE_PROCESS | PF_MCE_EARLY | \
+				 PF_NPROC_EXCEEDED)
+
+/*
+ * Whether @t is inside an rseq critical section. Such a section must be
+ * aborted when its thread sleeps and moves; handed off, the sleeper would
+ * come back under the spare's rseq area and never abort it. Reads user
+ * memory without faulting: the hook may not sleep, and an unreadable area
+ * counts as inside.
+ */
+static bool threadlet_in_rseq_cs(struct task_struct *t)
+{
+#ifdef CONFIG_RSEQ
+	u64 cs;
+
+	if (!t->rseq)
+		return false;
+	if (copy_from_user_nofault(&cs, &t->rseq->rseq_cs, sizeof(cs)))
+		return true;
+	return cs != 0;
+#else
+	return false;
+#endif
+}
+
+static int threadlet_check_task(struct task_struct *a, struct task_struct *b)
+{
+	if (a->personality != b->personality ||
+	    (a->flags & THREADLET_USER_PF) != (b->flags & THREADLET_USER_PF) ||
+	    READ_ONCE(a->atomic_flags) != READ_ONCE(b->atomic_flags))
+		return THREADLET_FB_TASK;
+#ifdef CONFIG_POSIX_TIMERS
+	/* A timer that measures this thread's CPU time cannot follow it. */
+	if (a->posix_cputimers.timers_active ||
+	    b->posix_cputimers.timers_active)
+		return THREADLET_FB_TASK;
+#endif
+#ifdef CONFIG_GENERIC_ENTRY
+	if (test_task_syscall_work(a, SYSCALL_USER_DISPATCH) ||
+	    test_task_syscall_work(b, SYSCALL_USER_DISPATCH))
+		return THREADLET_FB_TASK;
+#endif
+#ifdef CONFIG_UPROBES
+	/* Return addresses that a uretprobe replaced live in the task. */
+	if ((a->utask && a->utask->return_instances) ||
+	    (b->utask && b->utask->return_instances))
+		return THREADLET_FB_TASK;
+#endif
+#ifdef CONFIG_IO_URING
+	/* io_uring's per-task context: registered ring fds, io-wq, issuer. */
+	if (a->io_uring || b->io_uring)
+		return THREADLET_FB_TASK;
+#endif
+	if (threadlet_in_rseq_cs(a))
+		return THREADLET_FB_TASK;
+	return 0;
+}
+
+/*
+ * Whether @spare can take @head's identity: 0, or the THREADLET_FB_* reason
+ * why not. @head is current, about to sleep; @spare is parked and claimed,
+ * so neither changes its own state meanwhile. What other tasks can change
+ * (ptrace, a TSYNC seccomp filter, another thread's setpriority()) is
+ * either re-checked or serialised under tasklist_lock by the caller.
+ * Caller holds rcu_read_lock() for the creds and the cgroup.
  */
 int threadlet_check_identity(struct task_struct *head,
 			     struct task_struct *spare)
 {
+	int ret;
+
 	if (spare->ptrace || !list_empty(&spare->ptraced))
 		return THREADLET_FB_PTRACE;
 	if (task_is_realtime(spare))
 		return THREADLET_FB_RT;
 	if (!list_empty(&spare->pi_state_list))
 		return THREADLET_FB_PI;
-	if (rcu_access_pointer(head->cred) != rcu_access_pointer(spare->cred) ||
-	    rcu_access_pointer(head->real_cred) !=
-	    rcu_access_pointer(spare->real_cred) ||
-	    !seccomp_same(head, spare))
+	if (!threadlet_creds_equal(rcu_dereference(head->cred),
+				   rcu_dereference(spare->cred)) ||
+	    !threadlet_creds_equal(rcu_dereference(head->real_cred),
+				   rcu_dereference(spare->real_cred)) ||
+	    !threadlet_seccomp_equal(head, spare) ||
+	    !threadlet_audit_equal(head, spare) ||
+	    !threadlet_lsm_none(head, spare) ||
+	    task_no_new_privs(head) != task_no_new_privs(spare))
 		return THREADLET_FB_CREDS;
-	return 0;
+	if (head->fs != spare->fs)
+		return THREADLET_FB_FS;
+	if (head->files != spare->files)
+		return THREADLET_FB_FILES;
+	if (head->nsproxy != spare->nsproxy)
+		return THREADLET_FB_NAMESPACES;
+#ifdef CONFIG_SYSVIPC
+	/* Semaphore undo lists: shared unless unshare(CLONE_SYSVSEM). */
+	if (head->sysvsem.undo_list != spare->sysvsem.undo_list)
+		return THREADLET_FB_NAMESPACES;
+#endif
+#ifdef CONFIG_CGROUPS
+	if (task_css_set(head) != task_css_set(spare))
+		return THREADLET_FB_NAMESPACES;
+#endif
+	ret = threadlet_check_sched(head, spare);
+	if (!ret)
+		ret = threadlet_check_task(head, spare);
+	return ret;
 }
 
-/* Makes @new the thread-group leader in place of @old, as de_thread() does. */
+/*
+ * Makes @new the thread-group leader in place of @old, as de_thread() does
+ * for exec, including the process's start time and, for the init of a pid
+ * namespace, the namespace's reaper. Caller holds tasklist_lock for writing.
+ */
 static void threadlet_move_leader(struct task_struct *old,
 				  struct task_struct *new)
 {
+	struct pid_namespace *ns = task_active_pid_ns(old);
 	struct task_struct *t;
 
 	transfer_pid(old, new, PIDTYPE_TGID);
@@ -73,17 +318,28 @@ static void threadlet_move_leader(struct task_struct *old,
 		t->group_leader = new;
 	new->exit_signal = old->exit_signal;
 	old->exit_signal = -1;
+	if (ns && ns->child_reaper == old)
+		ns->child_reaper = new;
+	arch_threadlet_move_leader(old, new);
 }
 
+/*
+ * Every thread of a child process names the thread that forked it as its
+ * real parent (copy_process() copies the creator's real_parent into each
+ * new thread), so every thread follows, not just the child's leader:
+ * forget_original_parent() checks each of them.
+ */
 static void threadlet_adopt_children(struct list_head *list,
 				     struct task_struct *parent)
 {
-	struct task_struct *child;
+	struct task_struct *child, *t;
 
 	list_for_each_entry(child, list, sibling) {
-		child->real_parent = parent;
-		if (!child->ptrace)
-			child->parent = parent;
+		for_each_thread(child, t) {
+			t->real_parent = parent;
+			if (!t->ptrace)
+				t->parent = parent;
+		}
 	}
 }
 
@@ -101,6 +357,7 @@ static void swap_children(struct task_struct *a, struct task_struct *b)
 	swap_lists(&a->children, &b->children);
 	threadlet_adopt_children(&a->children, a);
 	threadlet_adopt_children(&b->children, b);
+	swap(a->pdeath_signal, b->pdeath_signal);
 }
 
 static void swap_signals(struct task_struct *a, struct task_struct *b)
@@ -133,25 +390,70 @@ static void swap_user_pointers(struct task_struct *a, struct task_struct *b)
 	WRITE_ONCE(b->threadlet, tmp_reg);
 }
 
+/* Per-thread settings that are plain values: the thread's start time, slack. */
+static void swap_attributes(struct task_struct *a, struct task_struct *b)
+{
+	swap(a->start_time, b->start_time);
+	swap(a->start_boottime, b->start_boottime);
+	swap(a->timer_slack_ns, b->timer_slack_ns);
+	swap(a->default_timer_slack_ns, b->default_timer_slack_ns);
+}
+
+/* comm is read under alloc_lock (get_task_comm()): one task at a time. */
+static void swap_comm(struct task_struct *a, struct task_struct *b)
+{
+	char ca[TASK_COMM_LEN], cb[TASK_COMM_LEN];
+
+	task_lock(a);
+	memcpy(ca, a->comm, TASK_COMM_LEN);
+	task_unlock(a);
+	task_lock(b);
+	memcpy(cb, b->comm, TASK_COMM_LEN);
+	memcpy(b->comm, ca, TASK_COMM_LEN);
+	task_unlock(b);
+	task_lock(a);
+	memcpy(a->comm, cb, TASK_COMM_LEN);
+	task_unlock(a);
+}
+
 /*
  * Gives @head's identity to @spare and @spare's to @head. @head is current,
  * about to sleep; @spare is parked and claimed, so it cannot run user code
- * or exit until told. Returns THREADLET_FB_EXITING, changing nothing, if
- * the group started to exit or exec meanwhile.
+ * or exit until told. Returns 0, or the THREADLET_FB_* reason, changing
+ * nothing, when the two may not swap: THREADLET_FB_EXITING if the group
+ * started to exit, exec or stop meanwhile.
  */
 int threadlet_swap_identity(struct task_struct *head,
 			    struct task_struct *spare)
 {
 	struct sighand_struct *sighand = head->sighand;
+	int ret = 0;
 
 	write_lock_irq(&tasklist_lock);
 	spin_lock(&sighand->siglock);
 	if ((head->signal->flags & SIGNAL_GROUP_EXIT) ||
 	    head->signal->group_exec_task ||
-	    (spare->flags & PF_EXITING) || spare->ptrace || head->ptrace) {
+	    (head->jobctl & JOBCTL_PENDING_MASK) ||
+	    (spare->jobctl & JOBCTL_PENDING_MASK) ||
+	    (spare->flags & PF_EXITING) || spare == head ||
+	    thread_group_leader(spare))
+		ret = THREADLET_FB_EXITING;
+	else if (spare->ptrace || head->ptrace ||
+		 !list_empty(&spare->ptraced) || !list_empty(&head->ptraced))
+		ret = THREADLET_FB_PTRACE;
+	/* setpriority() changes nice under tasklist_lock's read side. */
+	else if (head->static_prio != spare->static_prio)
+		ret = THREADLET_FB_SCHED;
+#ifdef CONFIG_POSIX_TIMERS
+	/* Another thread arms a CPU timer on either under siglock. */
+	else if (head->posix_cputimers.timers_active ||
+		 spare->posix_cputimers.timers_active)
+		ret = THREADLET_FB_TASK;
+#endif
+	if (ret) {
 		spin_unlock(&sighand->siglock);
 		write_unlock_irq(&tasklist_lock);
-		return THREADLET_FB_EXITING;
+		return ret;
 	}
 
 	exchange_tids(head, spare);
@@ -160,12 +462,14 @@ int threadlet_swap_identity(struct task_struct *head,
 	swap_children(head, spare);
 	swap_signals(head, spare);
 	swap_user_pointers(head, spare);
+	swap_attributes(head, spare);
 
 	recalc_sigpending();
 	recalc_sigpending_and_wake(spare);
 	spin_unlock(&sighand->siglock);
 	write_unlock_irq(&tasklist_lock);
 
+	swap_comm(head, spare);
 	rseq_set_notify_resume(head);
 	rseq_set_notify_resume(spare);
 	return 0;

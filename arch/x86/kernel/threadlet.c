@@ -13,24 +13,94 @@
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <asm/proto.h>
+#include <asm/pkru.h>
 #include <asm/prctl.h>
 #include <asm/threadlet.h>
 #include <uapi/linux/threadlet.h>
 
-/* Arch state that stops a hand-off between @head (current) and @spare. */
+/*
+ * Per-thread modes that user space sets with prctl()/arch_prctl(): CPUID
+ * faulting (ARCH_SET_CPUID), RDTSC faulting (PR_SET_TSC), L1D flushing
+ * (PR_SET_SPECULATION_CTRL).
+ */
+#define THREADLET_TIF_COMPARE	(_TIF_NOCPUID | _TIF_NOTSC | _TIF_SPEC_L1D_FLUSH)
+
+/*
+ * Arch state that stops a hand-off between @head (current) and @spare:
+ * what user space can see of its thread and the hand-off does not move.
+ * The TLS bases move (below); the GDT TLS entries, the I/O permissions,
+ * CPUID faulting and PKRU must be the same in both.
+ */
 int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 {
+	struct pt_regs *regs;
+
 	if (test_tsk_thread_flag(head, TIF_ADDR32) || in_ia32_syscall())
 		return THREADLET_FB_COMPAT;
 	if (test_tsk_thread_flag(head, TIF_IO_BITMAP) ||
-	    test_tsk_thread_flag(spare, TIF_IO_BITMAP))
+	    test_tsk_thread_flag(spare, TIF_IO_BITMAP) ||
+	    head->thread.iopl_emul != spare->thread.iopl_emul ||
+	    (read_task_thread_flags(head) & THREADLET_TIF_COMPARE) !=
+	    (read_task_thread_flags(spare) & THREADLET_TIF_COMPARE))
 		return THREADLET_FB_ARCH;
+	/* The spare returns with its own cs and ss: they must be 64-bit. */
+	regs = task_pt_regs(spare);
+	if (regs->cs != __USER_CS || regs->ss != __USER_DS ||
+	    (task_thread_info(spare)->status & TS_COMPAT))
+		return THREADLET_FB_COMPAT;
+	/* set_thread_area() entries: get_thread_area() reads them back. */
+	if (memcmp(head->thread.tls_array, spare->thread.tls_array,
+		   sizeof(head->thread.tls_array)))
+		return THREADLET_FB_ARCH;
+#ifdef CONFIG_X86_INTEL_MEMORY_PROTECTION_KEYS
+	/* current's PKRU is live in the register, a sleeper's in thread. */
+	if (cpu_feature_enabled(X86_FEATURE_OSPKE) &&
+	    read_pkru() != spare->thread.pkru)
+		return THREADLET_FB_ARCH;
+#endif
 	current_save_fsgs();
-	/* Selector-based TLS (set_thread_area) is not a base we can move. */
+	/*
+	 * Selector-based TLS (set_thread_area) is not a base we can move;
+	 * nor do DS and ES, which 64-bit code leaves zero.
+	 */
+	savesegment(ds, head->thread.ds);
+	savesegment(es, head->thread.es);
 	if (head->thread.fsindex || head->thread.gsindex ||
-	    spare->thread.fsindex || spare->thread.gsindex)
+	    spare->thread.fsindex || spare->thread.gsindex ||
+	    head->thread.ds != spare->thread.ds ||
+	    head->thread.es != spare->thread.es)
 		return THREADLET_FB_ARCH;
 	return 0;
+}
+
+/*
+ * A thread about to park saves what a claimer reads from its
+ * thread_struct: the TLS bases and selectors, which the context switch
+ * saves only when it switches out (a claim may come first), and PKRU.
+ */
+void arch_threadlet_park(void)
+{
+	current_save_fsgs();
+	savesegment(ds, current->thread.ds);
+	savesegment(es, current->thread.es);
+#ifdef CONFIG_X86_INTEL_MEMORY_PROTECTION_KEYS
+	if (cpu_feature_enabled(X86_FEATURE_OSPKE))
+		current->thread.pkru = read_pkru();
+#endif
+}
+
+/*
+ * The process's permission for dynamic FPU features (AMX) is kept in the
+ * group leader's task: it follows leadership. Caller holds siglock, which
+ * guards it (xstate_request_perm()).
+ */
+void arch_threadlet_move_leader(struct task_struct *old,
+				struct task_struct *new)
+{
+#ifdef CONFIG_X86_64
+	new->thread.fpu.perm = old->thread.fpu.perm;
+	new->thread.fpu.guest_perm = old->thread.fpu.guest_perm;
+#endif
 }
 
 /*

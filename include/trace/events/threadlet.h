@@ -66,7 +66,9 @@ TRACE_EVENT(threadlet_fallback,
 			{ 1, "no_spare" }, { 2, "no_head" }, { 3, "ptrace" },
 			{ 4, "rt" }, { 5, "pi" }, { 6, "compat" },
 			{ 7, "signals" }, { 8, "creds" }, { 9, "arch" },
-			{ 10, "bad_frame" }, { 11, "exiting" }))
+			{ 10, "bad_frame" }, { 11, "exiting" }, { 12, "fs" },
+			{ 13, "files" }, { 14, "namespaces" }, { 15, "sched" },
+			{ 16, "task" }, { 17, "parked" }))
 );
 
 TRACE_EVENT(threadlet_post,

@@ -58,11 +58,17 @@ enum threadlet_fallback {
 	THREADLET_FB_RT,		/* RT/deadline scheduling policy */
 	THREADLET_FB_PI,		/* owns or waits on a PI futex/rt_mutex */
 	THREADLET_FB_COMPAT,		/* 32-bit task */
-	THREADLET_FB_SIGNALS,		/* temporary signal mask in use */
-	THREADLET_FB_CREDS,		/* head and spare differ in creds/seccomp */
-	THREADLET_FB_ARCH,		/* selector-based TLS, I/O bitmap */
+	THREADLET_FB_SIGNALS,		/* a signal wait, or a temporary signal mask */
+	THREADLET_FB_CREDS,		/* creds, seccomp, no_new_privs, audit ids */
+	THREADLET_FB_ARCH,		/* selector TLS, I/O bitmap, PKRU, CPUID */
 	THREADLET_FB_BAD_FRAME,		/* head_ip/head_sp not user addresses */
 	THREADLET_FB_EXITING,		/* exit, exec or a group stop under way */
+	THREADLET_FB_FS,		/* head and spare differ in root, cwd, umask */
+	THREADLET_FB_FILES,		/* ... in their file descriptor table */
+	THREADLET_FB_NAMESPACES,	/* ... in namespaces or cgroup */
+	THREADLET_FB_SCHED,		/* ... in policy, nice, affinity, ioprio */
+	THREADLET_FB_TASK,		/* ... in personality, prctl flags, CPU timers */
+	THREADLET_FB_PARKED,		/* a parked cache-miss thread's own sleep */
 	THREADLET_FB_NR,
 };
 
@@ -102,6 +108,7 @@ struct async_head_user {
 /* Limits */
 #define ASYNC_RING_MAX_ENTRIES	(1U << 16)
 #define ASYNC_MAX_CACHEMISS	1024
+#define ASYNC_MAX_HEADS		256	/* per process; more: EMFILE */
 
 /*
  * Syslets: a chain of system calls ("atoms") that async_exec() runs in the

@@ -17,6 +17,9 @@ struct threadlet_tls {
 };
 
 int arch_threadlet_check(struct task_struct *head, struct task_struct *spare);
+void arch_threadlet_park(void);
+void arch_threadlet_move_leader(struct task_struct *old,
+				struct task_struct *new);
 void arch_threadlet_swap_tls(struct task_struct *head,
 			     struct task_struct *spare,
 			     struct threadlet_tls *head_tls);
