@@ -9,6 +9,7 @@
  */
 
 #include <linux/sched.h>
+#include <uapi/linux/threadlet.h>
 
 struct mm_struct;
 struct threadlet_reg;
@@ -43,12 +44,36 @@ static inline void threadlet_sleeping(struct task_struct *tsk)
 static inline void threadlet_fork(struct task_struct *p)
 {
 	p->threadlet = NULL;
+	p->threadlet_pin = 0;
+}
+
+/*
+ * Brackets a sleep that belongs to this kernel task rather than to the
+ * user identity it carries: a wait for signals to this thread (sigsuspend,
+ * sigtimedwait, pause), or a parked cache-miss thread. The hook never hands
+ * such a sleep off; it counts a fallback with @reason (a THREADLET_FB_*
+ * value) instead. Only current writes its own field, so no locking.
+ * Returns what threadlet_unpin() restores.
+ */
+static inline int threadlet_pin(int reason)
+{
+	int old = current->threadlet_pin;
+
+	current->threadlet_pin = reason;
+	return old;
+}
+
+static inline void threadlet_unpin(int old)
+{
+	current->threadlet_pin = old;
 }
 
 #else /* !CONFIG_THREADLETS */
 
 static inline void threadlet_sleeping(struct task_struct *tsk) { }
 static inline void threadlet_fork(struct task_struct *p) { }
+static inline int threadlet_pin(int reason) { return 0; }
+static inline void threadlet_unpin(int old) { }
 static inline void threadlet_exit(struct task_struct *tsk) { }
 static inline void threadlet_execve(struct task_struct *tsk) { }
 static inline void threadlet_mm_init(struct mm_struct *mm) { }

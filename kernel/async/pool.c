@@ -52,26 +52,39 @@ static int threadlet_check_head(struct task_struct *tsk, bool sleeping)
 		return THREADLET_FB_RT;
 	if (!list_empty(&tsk->pi_state_list) || tsk->pi_blocked_on)
 		return THREADLET_FB_PI;
+	/* Signal waits and parked threads: see threadlet_pin(). */
+	if (tsk->threadlet_pin)
+		return tsk->threadlet_pin;
 	if (test_tsk_restore_sigmask(tsk) ||
 	    !sigisemptyset(&tsk->real_blocked))
 		return THREADLET_FB_SIGNALS;
 	return 0;
 }
 
-/* Takes the first parked thread of @head; NULL if there is none. */
-static struct async_parker *async_claim(struct async_head *head)
+/*
+ * Takes the first thread parked on @head other than @tsk; NULL if there is
+ * none. A parked thread never hands itself off (it is pinned, see
+ * async_park()), so @tsk is only ever skipped defensively.
+ */
+static struct async_parker *async_claim(struct async_head *head,
+					struct task_struct *tsk)
 {
-	struct async_parker *p = NULL;
+	struct async_parker *p;
 
 	raw_spin_lock(&head->lock);
-	if (!head->dead && !list_empty(&head->parked)) {
-		p = list_first_entry(&head->parked, struct async_parker, node);
-		list_del_init(&p->node);
-		head->nr_parked--;
-		WRITE_ONCE(p->state, ASYNC_CLAIMED);
+	if (!head->dead) {
+		list_for_each_entry(p, &head->parked, node) {
+			if (p->task == tsk)
+				continue;
+			list_del_init(&p->node);
+			head->nr_parked--;
+			WRITE_ONCE(p->state, ASYNC_CLAIMED);
+			raw_spin_unlock(&head->lock);
+			return p;
+		}
 	}
 	raw_spin_unlock(&head->lock);
-	return p;
+	return NULL;
 }
 
 /* Gives a claimed thread back, or lets it go if its head died meanwhile. */
@@ -120,7 +133,7 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 		rcu_read_unlock();
 		return THREADLET_FB_NO_HEAD;
 	}
-	p = async_claim(head);
+	p = async_claim(head, tsk);
 	if (!p) {
 		rcu_read_unlock();
 		return THREADLET_FB_NO_SPARE;
@@ -151,11 +164,18 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	if (ret) {
 		/* Nothing moved: the threadlet goes on in place, still on. */
 		WRITE_ONCE(a->flags, a->flags | THREADLET_ON);
-		async_unclaim(head, p, ASYNC_ABORTED);
+		async_unclaim(head, p, ret == THREADLET_FB_EXITING ?
+			      ASYNC_ABORTED : ASYNC_PARKED);
 		rcu_read_unlock();
 		return ret;
 	}
 	rcu_read_unlock();
+	/*
+	 * This task now carries the spare's identity, which was a member of
+	 * the pool: when it is done it may park again even if the pool has
+	 * filled up meanwhile (async_park()).
+	 */
+	tsk->threadlet->cachemiss = true;
 
 	/* The head's area moved to @spare, off, as it was handed off. */
 	WRITE_ONCE(a->nr_handoffs, a->nr_handoffs + 1);
@@ -163,7 +183,7 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	p->head_sp = sp;
 	p->full_regs = reg->syslet;
 	if (p->full_regs)
-		p->regs = *task_pt_regs(tsk);
+		p->regs = reg->frame ? *reg->frame : *task_pt_regs(tsk);
 	arch_threadlet_swap_tls(tsk, spare, &p->tls);
 	trace_threadlet_handoff(tsk, spare);
 	/*
@@ -219,7 +239,12 @@ int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg)
 	return threadlet_try_handoff(tsk, reg, false) == 0 ? 0 : -EAGAIN;
 }
 
-/* Sets up the return to user space at this identity's home frame. */
+/*
+ * Sets up the return to user space at this identity's home frame. Whoever
+ * calls it must not return to the frame it was called from: that stack may
+ * be gone, or be the head's. A home frame that user space broke since
+ * async_thread() checked it gets SIGSEGV, as a bad signal frame would.
+ */
 static long async_go_home(long ret)
 {
 	struct threadlet_area *a = current->threadlet->karea;
@@ -229,6 +254,8 @@ static long async_go_home(long ret)
 	if (threadlet_frame_ok(ip, sp)) {
 		regs->ip = ip;
 		regs->sp = sp;
+	} else {
+		force_sig(SIGSEGV);
 	}
 	return ret;
 }
@@ -238,21 +265,35 @@ static long async_go_home(long ret)
  * unregistered, or a signal arrives. The parker lives on this stack, so
  * the caller must not leave before whoever took it off the list is done
  * with it: that is what ASYNC_CLAIMED waits for.
+ *
+ * A thread that a hand-off left with a pool member's identity (cachemiss)
+ * always parks: it was counted in the pool before it was claimed, and it
+ * cannot go back to the frame it came from. Only a new member is held to
+ * max_threads, with -EBUSY before anything happened.
  */
 long async_park(struct async_head *head)
 {
 	struct async_parker p = { .task = current, .state = ASYNC_PARKED };
-	int state;
+	struct threadlet_reg *reg = current->threadlet;
+	bool member = reg->cachemiss;
+	int state, pin;
 
+	/* What a claimer reads from this thread, saved before it can claim. */
+	arch_threadlet_park();
 	raw_spin_lock(&head->lock);
-	if (head->dead || head->nr_parked >= head->max_threads) {
+	if (head->dead ||
+	    (!member && head->nr_parked >= head->max_threads)) {
 		raw_spin_unlock(&head->lock);
 		return head->dead ? async_go_home(0) : -EBUSY;
 	}
+	reg->cachemiss = false;
 	list_add(&p.node, &head->parked);
 	head->nr_parked++;
 	raw_spin_unlock(&head->lock);
 	trace_threadlet_park(current, head->nr_parked);
+
+	/* This sleep is the pool's, whatever another thread writes in the area. */
+	pin = threadlet_pin(THREADLET_FB_PARKED);
 
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
@@ -276,6 +317,7 @@ long async_park(struct async_head *head)
 			schedule();
 	}
 	__set_current_state(TASK_RUNNING);
+	threadlet_unpin(pin);
 
 	switch (state) {
 	case ASYNC_HANDOFF:
@@ -287,6 +329,7 @@ long async_park(struct async_head *head)
 			/* A syslet head: async_exec() returns 0 (NULL). */
 			*task_pt_regs(current) = p.regs;
 			current->threadlet->syslet = false;
+			current->threadlet->frame = NULL;
 			arch_threadlet_resume(task_pt_regs(current),
 					      p.regs.ip, p.regs.sp, &p.tls);
 		} else {
@@ -326,6 +369,12 @@ SYSCALL_DEFINE2(async_thread, void __user *, event,
 	if (READ_ONCE(a->flags) & THREADLET_ON)
 		return -EBUSY;
 	if (!threadlet_frame_ok(READ_ONCE(a->home_ip), READ_ONCE(a->home_sp)))
+		return -EINVAL;
+	/*
+	 * The main thread keeps its TID == PID identity: a hand-off to a
+	 * parked leader would give that TID to a task that is not the leader.
+	 */
+	if (thread_group_leader(current))
 		return -EINVAL;
 	head = async_head_get(ahu);
 	if (!head)
