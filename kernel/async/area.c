@@ -10,6 +10,8 @@
  */
 #include <linux/mm.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/syscalls.h>
 #include <linux/uaccess.h>
@@ -18,9 +20,41 @@
 
 #include "internal.h"
 
+/*
+ * The pinned page counts against RLIMIT_MEMLOCK of the registering user,
+ * as io_uring's registered buffers do (user->locked_vm, so no mmap_lock is
+ * needed), unless the caller may lock memory at will.
+ */
+static int threadlet_account_page(struct threadlet_reg *reg)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct user_struct *user;
+	unsigned long cur;
+
+	if (capable(CAP_IPC_LOCK))
+		return 0;
+	user = current_user();
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		if (cur + 1 > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + 1));
+	reg->user = get_uid(user);
+	return 0;
+}
+
+static void threadlet_unaccount_page(struct threadlet_reg *reg)
+{
+	if (reg->user) {
+		atomic_long_dec(&reg->user->locked_vm);
+		free_uid(reg->user);
+	}
+}
+
 static void threadlet_reg_free(struct threadlet_reg *reg)
 {
 	unpin_user_page(reg->page);
+	threadlet_unaccount_page(reg);
 	kfree(reg);
 }
 
@@ -28,12 +62,19 @@ static int threadlet_reg_alloc(struct threadlet_area __user *uarea)
 {
 	struct threadlet_reg *reg;
 	struct page *page;
+	int ret;
 
 	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
 	if (!reg)
 		return -ENOMEM;
+	ret = threadlet_account_page(reg);
+	if (ret) {
+		kfree(reg);
+		return ret;
+	}
 	if (pin_user_pages_fast((unsigned long)uarea, 1,
 				FOLL_WRITE | FOLL_LONGTERM, &page) != 1) {
+		threadlet_unaccount_page(reg);
 		kfree(reg);
 		return -EFAULT;
 	}

@@ -59,6 +59,7 @@ static struct threadlet_mm *threadlet_mm_get(struct mm_struct *mm)
 	if (!tm)
 		return NULL;
 	xa_init(&tm->heads);
+	mutex_init(&tm->lock);
 	old = cmpxchg(&mm->threadlet, NULL, tm);
 	if (old) {
 		kfree(tm);
@@ -84,13 +85,19 @@ struct async_head *async_head_get(struct async_head_user __user *ahu)
 	return head;
 }
 
-/* Marks @head dead and sends every parked thread home. */
+/*
+ * Marks @head dead and sends every parked thread home. Once this returns,
+ * no completion is written into the ring and no flag into the
+ * async_head_user: async_post() tests dead under post_lock, and a post
+ * under way when dead was set has finished. The application may free both
+ * as soon as ASYNC_UNREGISTER returns.
+ */
 static void async_head_kill(struct async_head *head)
 {
 	struct async_parker *p, *tmp;
 
 	raw_spin_lock(&head->lock);
-	head->dead = true;
+	WRITE_ONCE(head->dead, true);
 	list_for_each_entry_safe(p, tmp, &head->parked, node) {
 		list_del_init(&p->node);
 		head->nr_parked--;
@@ -99,7 +106,10 @@ static void async_head_kill(struct async_head *head)
 		wake_up_process(p->task);
 	}
 	raw_spin_unlock(&head->lock);
+	/* Lets a poster waiting for ring space see dead and leave. */
 	wake_up_all(&head->wait);
+	mutex_lock(&head->post_lock);
+	mutex_unlock(&head->post_lock);
 }
 
 static int async_unregister(struct async_head_user __user *ahu)
@@ -110,14 +120,15 @@ static int async_unregister(struct async_head_user __user *ahu)
 
 	if (!tm)
 		return -EINVAL;
-	xa_lock(&tm->heads);
+	mutex_lock(&tm->lock);
 	head = xa_load(&tm->heads, key);
 	if (!head || head->tgid != task_tgid(current)) {
-		xa_unlock(&tm->heads);
+		mutex_unlock(&tm->lock);
 		return -EINVAL;
 	}
-	__xa_erase(&tm->heads, key);
-	xa_unlock(&tm->heads);
+	xa_erase(&tm->heads, key);
+	tm->nr_heads--;
+	mutex_unlock(&tm->lock);
 
 	async_head_kill(head);
 	async_head_put(head);
@@ -200,13 +211,30 @@ SYSCALL_DEFINE3(async_register, struct async_head_user __user *, ahu,
 	head = async_head_alloc(&k, (unsigned long)ahu);
 	if (IS_ERR(head))
 		return PTR_ERR(head);
-	if (put_user(0, &ahu->kernel_ring_idx) || put_user(0, &ahu->flags)) {
-		ret = -EFAULT;
+	tm = threadlet_mm_get(current->mm);
+	if (!tm) {
+		ret = -ENOMEM;
 		goto fail;
 	}
-	tm = threadlet_mm_get(current->mm);
-	ret = tm ? xa_insert(&tm->heads, async_head_key((unsigned long)ahu),
-			     head, GFP_KERNEL_ACCOUNT) : -ENOMEM;
+	/*
+	 * Under tm->lock, so that nothing touches the user structure of a
+	 * head that is already registered: -EBUSY leaves it as it was.
+	 */
+	mutex_lock(&tm->lock);
+	if (xa_load(&tm->heads, async_head_key((unsigned long)ahu))) {
+		ret = -EBUSY;
+	} else if (tm->nr_heads >= ASYNC_MAX_HEADS) {
+		ret = -EMFILE;
+	} else if (put_user(0, &ahu->kernel_ring_idx) ||
+		   put_user(0, &ahu->flags)) {
+		ret = -EFAULT;
+	} else {
+		ret = xa_insert(&tm->heads, async_head_key((unsigned long)ahu),
+				head, GFP_KERNEL_ACCOUNT);
+		if (!ret)
+			tm->nr_heads++;
+	}
+	mutex_unlock(&tm->lock);
 	if (ret)
 		goto fail;
 	return 0;
@@ -223,12 +251,12 @@ static int async_wait_for_slot(struct async_head *head,
 	u64 cur;
 
 	for (;;) {
+		if (READ_ONCE(head->dead))
+			return -EINVAL;
 		if (get_user(cur, slot))
 			return -EFAULT;
 		if (!cur)
 			return 0;
-		if (READ_ONCE(head->dead))
-			return -EINVAL;
 		gen = READ_ONCE(head->space_gen);
 		if (put_user(ASYNC_HEAD_RING_WAITERS, &ahu->flags))
 			return -EFAULT;
@@ -257,6 +285,11 @@ int async_post(struct async_head *head, struct async_head_user __user *ahu,
 
 	if (mutex_lock_killable(&head->post_lock))
 		return -EINTR;
+	/* Unregistered: the ring may be freed memory by now. */
+	if (READ_ONCE(head->dead)) {
+		mutex_unlock(&head->post_lock);
+		return -EINVAL;
+	}
 	slot = head->ring + (head->kidx & head->ring_mask);
 	ret = async_wait_for_slot(head, ahu, slot);
 	if (!ret && put_user(event, slot))
@@ -337,6 +370,7 @@ void threadlet_mm_exit(struct mm_struct *mm)
 		xa_erase(&tm->heads, key);
 		async_head_kill(head);
 		async_head_put(head);
+		cond_resched();
 	}
 	xa_destroy(&tm->heads);
 	mm->threadlet = NULL;
