@@ -171,7 +171,14 @@ static void umem_loop(void)
 	static u64 a_wfd, a_byte = (uintptr_t)"x", a_one = 1;
 	char buf[32];
 
-	tl_ok(umem_add(&count, 5) == 5 && count == 5, "umem_add adds and returns");
+	tl_ok(umem_add(&count, 5) == 1 && count == 5,
+	      "umem_add adds, returns 1 for a non-zero sum");
+	tl_ok(umem_add(&count, (u64)-5) == 0 && count == 0,
+	      "umem_add returns 0 for a zero sum");
+	count = 0;
+	tl_ok(umem_add(&count, (u64)-5) == 1 && count == (u64)-5,
+	      "umem_add of a sum in [-4095, -1] is not an error");
+	tl_ok(umem_add(NULL, 1) == -EFAULT, "umem_add(NULL): -EFAULT");
 	count = 10;
 	a_ptr = (uintptr_t)&count;
 	tl_ok(pipe(pfd) == 0, "pipe");

@@ -99,8 +99,11 @@ static inline long complete_threadlet_fn(void *event,
  */
 struct syslet_uatom *async_exec(struct syslet_uatom *atom,
 				struct async_head_user *ahu);
-/* Adds @inc to *@uptr and returns the new value (for loop counters). */
-unsigned long long umem_add(unsigned long long *uptr, unsigned long long inc);
+/*
+ * Adds @inc to *@uptr: 0 if the new value is zero, 1 if not (for loop
+ * counters), -EFAULT for a bad pointer. The new value is *@uptr.
+ */
+int umem_add(unsigned long long *uptr, unsigned long long inc);
 
 /*
  * Fills @a: run system call @nr with the @nargs arguments found at the

@@ -86,6 +86,7 @@ struct tl_pool {
 	struct tl_pool *next;
 	struct async_head_user *ahu;
 	unsigned int nr_threads;
+	int error;		/* -errno of a pool thread that could not start */
 	pthread_t threads[];
 };
 
@@ -367,14 +368,19 @@ static pthread_mutex_t tl_pools_lock = PTHREAD_MUTEX_INITIALIZER;
  */
 static void *tl_pool_main(void *arg)
 {
-	struct async_head_user *ahu = arg;
+	struct tl_pool *pool = arg;
+	struct async_head_user *ahu = pool->ahu;
 	sigset_t all;
 	long ret;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	if (tl_register())
+	ret = tl_register();
+	if (ret) {
+		/* async_head_init() reports it (RLIMIT_MEMLOCK: -ENOMEM). */
+		__atomic_store_n(&pool->error, (int)ret, __ATOMIC_RELEASE);
 		return NULL;
+	}
 	__threadlet_area.lib_flags |= TL_LIB_CACHEMISS;
 	tl_pool_ahu = ahu;
 	do
@@ -397,18 +403,22 @@ long async_head_parked(struct async_head_user *ahu)
  * Waits until @n pool threads are parked. A new thread parks within its
  * first time slice, so yield to them while the count grows (on one CPU
  * that is what lets them run at all), else sleep, 20 us doubling up to
- * 1 ms. About 10 s without all of them parked is an error.
+ * 1 ms. A pool thread that could not register its area ends the wait
+ * with its error; about 10 s without all of them parked is an error.
  */
-static int tl_pool_wait_parked(struct async_head_user *ahu, unsigned int n)
+static int tl_pool_wait_parked(struct tl_pool *pool, unsigned int n)
 {
 	long long slept = 0;
 	long step = 20000, last = -1;
 	unsigned int yields = 0;
 
 	for (;;) {
-		long parked = async_head_parked(ahu);
+		long parked = async_head_parked(pool->ahu);
+		int error = __atomic_load_n(&pool->error, __ATOMIC_ACQUIRE);
 		struct timespec ts = { 0, step };
 
+		if (error)
+			return error;
 		if (parked < 0)
 			return (int)parked;
 		if ((unsigned long)parked >= n)
@@ -465,13 +475,13 @@ int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
 	}
 	pool->ahu = ahu;
 	for (i = 0; i < max_cachemiss_threads; i++) {
-		ret = -pthread_create(&pool->threads[i], NULL, tl_pool_main, ahu);
+		ret = -pthread_create(&pool->threads[i], NULL, tl_pool_main, pool);
 		if (ret)
 			break;
 		pool->nr_threads++;
 	}
 	if (!ret)
-		ret = tl_pool_wait_parked(ahu, pool->nr_threads);
+		ret = tl_pool_wait_parked(pool, pool->nr_threads);
 	if (ret) {
 		syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_UNREGISTER);
 		for (i = 0; i < pool->nr_threads; i++)
@@ -558,9 +568,11 @@ struct syslet_uatom *async_exec(struct syslet_uatom *atom,
 	return (struct syslet_uatom *)ret;
 }
 
-unsigned long long umem_add(unsigned long long *uptr, unsigned long long inc)
+int umem_add(unsigned long long *uptr, unsigned long long inc)
 {
-	return syscall(__NR_umem_add, uptr, inc);
+	long ret = syscall(__NR_umem_add, uptr, inc);
+
+	return ret < 0 ? -errno : (int)ret;
 }
 
 void syslet_atom_init(struct syslet_uatom *a, unsigned int nr,
