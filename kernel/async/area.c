@@ -53,6 +53,8 @@ static void threadlet_unaccount_page(struct threadlet_reg *reg)
 
 static void threadlet_reg_free(struct threadlet_reg *reg)
 {
+	if (reg->head)
+		async_head_put(reg->head);
 	unpin_user_page(reg->page);
 	threadlet_unaccount_page(reg);
 	kfree(reg);

@@ -108,6 +108,13 @@ static bool threadlet_creds_equal(const struct cred *a, const struct cred *b)
 	       threadlet_groups_equal(a->group_info, b->group_info);
 }
 
+/* Threads that never changed their creds share them: test that inline. */
+static inline bool threadlet_creds_same(const struct cred *a,
+					const struct cred *b)
+{
+	return likely(a == b) || threadlet_creds_equal(a, b);
+}
+
 static bool threadlet_seccomp_equal(struct task_struct *a,
 				    struct task_struct *b)
 {
@@ -167,7 +174,8 @@ static int threadlet_check_sched(struct task_struct *a, struct task_struct *b)
 {
 	if (a->policy != b->policy || a->static_prio != b->static_prio ||
 	    a->sched_reset_on_fork != b->sched_reset_on_fork ||
-	    !cpumask_equal(&a->cpus_mask, &b->cpus_mask) ||
+	    !bitmap_equal(cpumask_bits(&a->cpus_mask),
+			  cpumask_bits(&b->cpus_mask), NR_CPUS) ||
 	    threadlet_ioprio(a) != threadlet_ioprio(b))
 		return THREADLET_FB_SCHED;
 #ifdef CONFIG_UCLAMP_TASK
@@ -204,13 +212,19 @@ static int threadlet_check_sched(struct task_struct *a, struct task_struct *b)
 static bool threadlet_in_rseq_cs(struct task_struct *t)
 {
 #ifdef CONFIG_RSEQ
+	u64 __user *ucs;
 	u64 cs;
+	int ret;
 
 	if (!t->rseq)
 		return false;
-	if (copy_from_user_nofault(&cs, &t->rseq->rseq_cs, sizeof(cs)))
+	ucs = (u64 __user *)&t->rseq->rseq_cs;
+	if (!access_ok(ucs, sizeof(*ucs)))
 		return true;
-	return cs != 0;
+	pagefault_disable();
+	ret = __get_user(cs, ucs);
+	pagefault_enable();
+	return ret || cs;
 #else
 	return false;
 #endif
@@ -268,10 +282,10 @@ int threadlet_check_identity(struct task_struct *head,
 		return THREADLET_FB_RT;
 	if (!list_empty(&spare->pi_state_list))
 		return THREADLET_FB_PI;
-	if (!threadlet_creds_equal(rcu_dereference(head->cred),
-				   rcu_dereference(spare->cred)) ||
-	    !threadlet_creds_equal(rcu_dereference(head->real_cred),
-				   rcu_dereference(spare->real_cred)) ||
+	if (!threadlet_creds_same(rcu_dereference(head->cred),
+				  rcu_dereference(spare->cred)) ||
+	    !threadlet_creds_same(rcu_dereference(head->real_cred),
+				  rcu_dereference(spare->real_cred)) ||
 	    !threadlet_seccomp_equal(head, spare) ||
 	    !threadlet_audit_equal(head, spare) ||
 	    !threadlet_lsm_none(head, spare) ||
@@ -399,11 +413,21 @@ static void swap_attributes(struct task_struct *a, struct task_struct *b)
 	swap(a->default_timer_slack_ns, b->default_timer_slack_ns);
 }
 
-/* comm is read under alloc_lock (get_task_comm()): one task at a time. */
+/*
+ * comm is read under alloc_lock (get_task_comm()): one task at a time.
+ * Threads mostly share their name, so the locked swap is for names that
+ * differ; a racing write by prctl() or /proc is ordered either way.
+ */
 static void swap_comm(struct task_struct *a, struct task_struct *b)
 {
 	char ca[TASK_COMM_LEN], cb[TASK_COMM_LEN];
+	u64 wa[2], wb[2];
 
+	BUILD_BUG_ON(sizeof(wa) != TASK_COMM_LEN);
+	memcpy(wa, a->comm, sizeof(wa));
+	memcpy(wb, b->comm, sizeof(wb));
+	if (wa[0] == wb[0] && wa[1] == wb[1])
+		return;
 	task_lock(a);
 	memcpy(ca, a->comm, TASK_COMM_LEN);
 	task_unlock(a);

@@ -26,6 +26,8 @@ struct threadlet_reg {
 	struct page			*page;
 	/* Charged to this user's locked_vm, or NULL (CAP_IPC_LOCK). */
 	struct user_struct		*user;
+	/* The last async head a hand-off used, referenced (pool.c). */
+	struct async_head		*head;
 	/*
 	 * Set while async_exec() runs a syslet chain: a hand-off resumes the
 	 * head from its async_exec() syscall frame (returning 0) instead of

@@ -62,6 +62,33 @@ static int threadlet_check_head(struct task_struct *tsk, bool sleeping)
 }
 
 /*
+ * The live async head at @uaddr that serves @reg's threadlets: the one
+ * @reg cached, or else the registry's, which @reg then caches. A lookup in
+ * the registry walks an xarray keyed by a user address, several levels
+ * deep, on every hand-off; the cache is one compare. It holds a
+ * reference, so a cached head stays valid memory after it is
+ * unregistered, and its dead flag makes it miss. Only the task that
+ * carries @reg uses the cache. Caller holds rcu_read_lock().
+ */
+static struct async_head *threadlet_reg_head(struct task_struct *tsk,
+					     struct threadlet_reg *reg,
+					     u64 uaddr)
+{
+	struct async_head *head = reg->head;
+
+	if (likely(head && head->uaddr == uaddr && !READ_ONCE(head->dead)))
+		return head;
+	head = async_head_lookup_rcu(tsk->mm, uaddr);
+	if (!head || head->tgid != task_tgid(tsk) ||
+	    !refcount_inc_not_zero(&head->refs))
+		return NULL;
+	if (reg->head)
+		async_head_put(reg->head);
+	reg->head = head;
+	return head;
+}
+
+/*
  * Takes the first thread parked on @head other than @tsk; NULL if there is
  * none. A parked thread never hands itself off (it is pinned, see
  * async_park()), so @tsk is only ever skipped defensively.
@@ -128,8 +155,8 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 		return THREADLET_FB_BAD_FRAME;
 
 	rcu_read_lock();
-	head = async_head_lookup_rcu(tsk->mm, READ_ONCE(a->ahu));
-	if (!head || head->tgid != task_tgid(tsk)) {
+	head = threadlet_reg_head(tsk, reg, READ_ONCE(a->ahu));
+	if (!head) {
 		rcu_read_unlock();
 		return THREADLET_FB_NO_HEAD;
 	}

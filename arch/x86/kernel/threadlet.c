@@ -18,6 +18,16 @@
 #include <asm/threadlet.h>
 #include <uapi/linux/threadlet.h>
 
+/* A GDT descriptor as one word, to compare without a memcmp() call. */
+static inline u64 threadlet_desc(const struct desc_struct *d)
+{
+	u64 v;
+
+	BUILD_BUG_ON(sizeof(*d) != sizeof(v));
+	memcpy(&v, d, sizeof(v));
+	return v;
+}
+
 /*
  * Per-thread modes that user space sets with prctl()/arch_prctl(): CPUID
  * faulting (ARCH_SET_CPUID), RDTSC faulting (PR_SET_TSC), L1D flushing
@@ -34,6 +44,7 @@
 int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 {
 	struct pt_regs *regs;
+	int i;
 
 	if (test_tsk_thread_flag(head, TIF_ADDR32) || in_ia32_syscall())
 		return THREADLET_FB_COMPAT;
@@ -49,9 +60,10 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 	    (task_thread_info(spare)->status & TS_COMPAT))
 		return THREADLET_FB_COMPAT;
 	/* set_thread_area() entries: get_thread_area() reads them back. */
-	if (memcmp(head->thread.tls_array, spare->thread.tls_array,
-		   sizeof(head->thread.tls_array)))
-		return THREADLET_FB_ARCH;
+	for (i = 0; i < GDT_ENTRY_TLS_ENTRIES; i++)
+		if (threadlet_desc(&head->thread.tls_array[i]) !=
+		    threadlet_desc(&spare->thread.tls_array[i]))
+			return THREADLET_FB_ARCH;
 #ifdef CONFIG_X86_INTEL_MEMORY_PROTECTION_KEYS
 	/* current's PKRU is live in the register, a sleeper's in thread. */
 	if (cpu_feature_enabled(X86_FEATURE_OSPKE) &&
