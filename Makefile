@@ -84,11 +84,13 @@ user32: deps
 $(LIBTL): user
 $(LIBTL32): user32
 
-$(TBIN)/%: tests/guest/%.c tests/guest/tl_test.h $(LIBTL) | deps
+GUEST_H  := $(wildcard tests/guest/*.h)
+
+$(TBIN)/%: tests/guest/%.c $(GUEST_H) $(LIBTL) | deps
 	@mkdir -p $(TBIN)
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL) -lm
 
-$(TBIN)/%: tests/guest32/%.c tests/guest/tl_test.h $(LIBTL32) | deps
+$(TBIN)/%: tests/guest32/%.c $(GUEST_H) $(LIBTL32) | deps
 	@mkdir -p $(TBIN)
 	$(CC) -m32 $(TCFLAGS) -Itests/guest -static -o $@ $< $(LIBTL32) -lm
 

@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the safety-*.c guest tests: regression tests for the
+ * security findings against threadlets and syslets.
+ *
+ * Most checks change process-wide or per-thread state that must not leak
+ * into the next check (credentials, fs, seccomp, limits), or may crash the
+ * process on a kernel that gets them wrong. They run in forked children
+ * with sf_child(); a child reports with sf_ok(), which continues this
+ * process's TAP numbering and keeps the counters in shared memory, so the
+ * parent picks them up even if the child dies half way.
+ */
+#ifndef SAFETY_H
+#define SAFETY_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "tl_test.h"
+#include "tl_util.h"
+
+typedef unsigned long long u64;
+
+/*
+ * Fallback reasons and limits that the fixes add to the uapi header.
+ * Enumerators are not macros: when the header has them, these macros
+ * shadow them with the same values (the order is part of the ABI).
+ */
+#ifndef THREADLET_FB_FS
+#define THREADLET_FB_FS		12	/* fs_struct differs */
+#define THREADLET_FB_FILES	13	/* files_struct differs */
+#define THREADLET_FB_NAMESPACES	14	/* nsproxy differs */
+#define THREADLET_FB_SCHED	15	/* nice, affinity or ioprio differ */
+#define THREADLET_FB_TASK	16	/* personality differs */
+#define THREADLET_FB_PARKED	17	/* a parked thread's area was armed */
+#endif
+_Static_assert(THREADLET_FB_NR == THREADLET_FB_EXITING + 1 ||
+	       THREADLET_FB_NR == THREADLET_FB_PARKED + 1,
+	       "enum threadlet_fallback: unexpected additions");
+#ifndef ASYNC_MAX_HEADS
+#define ASYNC_MAX_HEADS		256	/* async heads per process */
+#endif
+
+/* ---- TAP from forked children ---------------------------------------- */
+
+struct sf_counts {
+	int pass, fail, skip;
+};
+
+static struct sf_counts *sf_counts;
+
+/* Maps the counters shared with children; call first in main(). */
+static inline void sf_init(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	sf_counts = p == MAP_FAILED ? NULL : p;
+}
+
+static inline void sf_sync(void)
+{
+	if (sf_counts) {
+		sf_counts->pass = tl_pass;
+		sf_counts->fail = tl_fail;
+		sf_counts->skip = tl_skip;
+	}
+}
+
+static inline void sf_load(void)
+{
+	if (sf_counts) {
+		tl_pass = sf_counts->pass;
+		tl_fail = sf_counts->fail;
+		tl_skip = sf_counts->skip;
+	}
+}
+
+/*
+ * tl_ok() that a forked child can use: the parent sees the result. The
+ * condition is evaluated first, so the message may print what it found.
+ */
+#define sf_ok(cond, ...) do {						\
+	int __sf_cond = !!(cond);					\
+									\
+	tl_ok(__sf_cond, __VA_ARGS__);					\
+	sf_sync();							\
+} while (0)
+
+static inline void sf_skip(const char *why)
+{
+	tl_skip_test(why);
+	sf_sync();
+}
+
+/* MAP_SHARED memory for results that a child leaves behind. */
+static inline void *sf_shared(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	return p;
+}
+
+/* waitpid() for up to @ms milliseconds; 1 if @pid changed state. */
+static inline int sf_waitpid(pid_t pid, int *status, int flags, int ms)
+{
+	for (int i = 0; i <= ms; i++) {
+		pid_t r = waitpid(pid, status, flags | WNOHANG);
+
+		if (r == pid)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return 0;
+		usleep(1000);
+	}
+	return 0;
+}
+
+#define SF_TIMEOUT	(-1)
+
+/*
+ * Runs @fn in a forked child (which ends with _exit(0) when @fn returns)
+ * and waits up to @secs for it, killing it after that. Returns its wait
+ * status, or SF_TIMEOUT.
+ */
+static inline int sf_child(void (*fn)(void *), void *arg, int secs)
+{
+	int status;
+	pid_t pid;
+
+	sf_sync();
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return SF_TIMEOUT;
+	if (pid == 0) {
+		fn(arg);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (!sf_waitpid(pid, &status, 0, secs * 1000)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		status = SF_TIMEOUT;
+	}
+	sf_load();
+	return status;
+}
+
+static inline const char *sf_status_str(int status)
+{
+	static char buf[48];
+
+	if (status == SF_TIMEOUT)
+		return "timed out, killed";
+	if (WIFEXITED(status))
+		snprintf(buf, sizeof(buf), "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, sizeof(buf), "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, sizeof(buf), "status %#x", status);
+	return buf;
+}
+
+static inline int sf_exited0(int status)
+{
+	return status != SF_TIMEOUT && WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+/* Checks that a child ran to its end: no crash, no timeout. */
+#define sf_child_ok(status, what)					\
+	sf_ok(sf_exited0(status), "%s: child exited normally (%s)",	\
+	      what, sf_status_str(status))
+
+/* ---- /proc ----------------------------------------------------------- */
+
+/* The state letter of thread @tid of this process, or 0. */
+static inline char sf_task_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* The value of "@key:" in @path (a /proc status file), as a string. */
+static inline int sf_status_field(const char *path, const char *key,
+				  char *val, size_t len)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		snprintf(val, len, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+		val[strcspn(val, "\n")] = 0;
+		found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Waits up to 10 s for thread @tid to sleep interruptibly ('S': a pipe
+ * read, sigsuspend); 1 if it did. Stops early once *@stop is set.
+ */
+static inline int sf_wait_sleeping(pid_t tid, const int *stop)
+{
+	for (int i = 0; i < 10000; i++) {
+		if (sf_task_state(tid) == 'S')
+			return 1;
+		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			return 0;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* ---- completions ------------------------------------------------------ */
+
+/* Pops one completion, polling for up to @ms milliseconds; NULL if none. */
+static inline void *sf_wait_event(struct async_head_user *ahu, int ms)
+{
+	for (int i = 0; i <= ms; i++) {
+		void *ev = async_ring_pop(ahu);
+
+		if (ev)
+			return ev;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/* ---- a threadlet that blocks on a pipe ------------------------------- */
+
+/*
+ * sf_block_fn() reads one byte from an empty pipe. The byte comes from
+ * the head right after threadlet_exec() returned 0 (a hand-off happened),
+ * or, when the threadlet sleeps in place, from a writer thread once the
+ * head's TID has been asleep for 50 ms. Either way the threadlet blocks
+ * for sure, and nothing hangs. The writer is started by sf_block_prepare()
+ * before the caller changes its own state, so it keeps the process's fs,
+ * files and credentials (and can read /proc after a chroot).
+ */
+struct sf_block {
+	struct async_head_user *ahu;
+	int pfd[2];
+	pid_t head_tid;
+	int entered;		/* the threadlet is about to read */
+	int kicked;		/* the byte was written */
+	int writer_started;
+	pthread_t writer;
+	long n;			/* read()'s result */
+	pid_t tid_after;	/* gettid() in the threadlet after the read */
+};
+
+static inline int sf_block_kick(struct sf_block *b)
+{
+	if (__atomic_exchange_n(&b->kicked, 1, __ATOMIC_ACQ_REL))
+		return 1;
+	return write(b->pfd[1], "k", 1) == 1;
+}
+
+static inline void *sf_block_writer(void *arg)
+{
+	struct sf_block *b = arg;
+
+	for (int i = 0; i < 10000 && !__atomic_load_n(&b->entered, __ATOMIC_ACQUIRE) &&
+	     !__atomic_load_n(&b->kicked, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	sf_wait_sleeping(b->head_tid, &b->kicked);
+	usleep(50000);
+	sf_block_kick(b);
+	return NULL;
+}
+
+static inline long sf_block_fn(void *data)
+{
+	struct sf_block *b = data;
+	char c;
+
+	__atomic_store_n(&b->entered, 1, __ATOMIC_RELEASE);
+	b->n = read(b->pfd[0], &c, 1);
+	b->tid_after = gettid();
+	return complete_threadlet_fn(b, b->ahu);
+}
+
+/* Call in the head before changing its state. 1 on success. */
+static inline int sf_block_prepare(struct sf_block *b, struct async_head_user *ahu)
+{
+	memset(b, 0, sizeof(*b));
+	b->ahu = ahu;
+	b->head_tid = gettid();
+	b->n = -999;
+	if (pipe(b->pfd))
+		return 0;
+	if (pthread_create(&b->writer, NULL, sf_block_writer, b))
+		return 0;
+	b->writer_started = 1;
+	return 1;
+}
+
+/*
+ * Runs the threadlet from the head. If it went async, wakes it at once and
+ * waits (up to 10 s) for its event. Returns threadlet_exec()'s result;
+ * *@completed says whether the threadlet finished (in place or posted).
+ */
+static inline long sf_block_run(struct sf_block *b, unsigned long stack,
+				struct threadlet_stats *s0,
+				struct threadlet_stats *s1, int *completed)
+{
+	long ret;
+
+	threadlet_stats(s0);
+	ret = threadlet_exec(sf_block_fn, b, stack, b->ahu);
+	threadlet_stats(s1);
+	*completed = ret == 1;
+	if (ret == 0) {
+		sf_block_kick(b);
+		*completed = sf_wait_event(b->ahu, 10000) == b;
+	}
+	return ret;
+}
+
+static inline void sf_block_finish(struct sf_block *b)
+{
+	sf_block_kick(b);
+	if (b->writer_started)
+		pthread_join(b->writer, NULL);
+	close(b->pfd[0]);
+	close(b->pfd[1]);
+}
+
+/* ---- raw parking ------------------------------------------------------ */
+
+/*
+ * long sf_park_home(struct threadlet_area *area, void *event,
+ *		     struct async_head_user *ahu)
+ *
+ * What libthreadlet's tl_park_home() does, for threads the tests park by
+ * hand: records this frame as the area's home (home_ip/home_sp), then
+ * calls async_thread(event, ahu). Returns its result, whether it returns
+ * normally (an error before parking) or at the home frame (the head was
+ * unregistered: 0; a signal: -EINTR). The area must be registered.
+ */
+long sf_park_home(struct threadlet_area *area, void *event,
+		  struct async_head_user *ahu);
+__asm__(
+	"	.text\n"
+	"	.globl	sf_park_home\n"
+	"	.type	sf_park_home, @function\n"
+	"sf_park_home:\n"
+	"	push	%rbp\n"
+	"	push	%rbx\n"
+	"	push	%r12\n"
+	"	push	%r13\n"
+	"	push	%r14\n"
+	"	push	%r15\n"
+	"	sub	$8, %rsp\n"
+	"	lea	1f(%rip), %rax\n"
+	"	mov	%rax, 32(%rdi)\n"	/* area->home_ip */
+	"	mov	%rsp, 40(%rdi)\n"	/* area->home_sp */
+	"	mov	%rsi, %rdi\n"
+	"	mov	%rdx, %rsi\n"
+	"	mov	$455, %eax\n"		/* __NR_async_thread */
+	"	syscall\n"
+	"1:	add	$8, %rsp\n"
+	"	pop	%r15\n"
+	"	pop	%r14\n"
+	"	pop	%r13\n"
+	"	pop	%r12\n"
+	"	pop	%rbx\n"
+	"	pop	%rbp\n"
+	"	ret\n"
+	"	.size	sf_park_home, .-sf_park_home\n");
+_Static_assert(offsetof(struct threadlet_area, home_ip) == 32 &&
+	       offsetof(struct threadlet_area, home_sp) == 40 &&
+	       __NR_async_thread == 455, "sf_park_home");
+
+/* Registers @ring of @entries slots as async head @ahu, without a pool. */
+static inline long sf_register_head(struct async_head_user *ahu, u64 *ring,
+				    unsigned int entries, unsigned int threads)
+{
+	memset(ahu, 0, sizeof(*ahu));
+	ahu->completion_ring = (uintptr_t)ring;
+	ahu->ring_size_bytes = entries * sizeof(u64);
+	ahu->max_cachemiss_threads = threads;
+	return syscall(__NR_async_register, ahu, sizeof(*ahu), 0);
+}
+
+static inline long sf_unregister_head(struct async_head_user *ahu)
+{
+	return syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_UNREGISTER);
+}
+
+#endif /* SAFETY_H */
