@@ -291,12 +291,13 @@ int threadlet_check_identity(struct task_struct *head,
 	    !threadlet_lsm_none(head, spare) ||
 	    task_no_new_privs(head) != task_no_new_privs(spare))
 		return THREADLET_FB_CREDS;
+	/* Before fs: a new mount namespace comes with its own fs_struct. */
+	if (head->nsproxy != spare->nsproxy)
+		return THREADLET_FB_NAMESPACES;
 	if (head->fs != spare->fs)
 		return THREADLET_FB_FS;
 	if (head->files != spare->files)
 		return THREADLET_FB_FILES;
-	if (head->nsproxy != spare->nsproxy)
-		return THREADLET_FB_NAMESPACES;
 #ifdef CONFIG_SYSVIPC
 	/* Semaphore undo lists: shared unless unshare(CLONE_SYSVSEM). */
 	if (head->sysvsem.undo_list != spare->sysvsem.undo_list)

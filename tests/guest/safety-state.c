@@ -39,7 +39,6 @@ struct fb_case {
 	/* In the head after the threadlet: checks the head's own state. */
 	void (*verify)(struct fb_case *c);
 	unsigned int reason;	/* expected fallback; 0: a hand-off */
-	unsigned int alt;	/* also accepted as the reason (see ns_change) */
 	char path[64];		/* a scratch path for the case (main() sets it) */
 	ino_t ino;
 	int fd;
@@ -133,7 +132,7 @@ static void files_verify(struct fb_case *c)
 /*
  * A UTS namespace of the head's own. Without CONFIG_UTS_NS, a mount
  * namespace instead; unshare(CLONE_NEWNS) also unshares the fs_struct,
- * so there either reason is right.
+ * but the kernel compares namespaces first, so the reason is the same.
  */
 static int ns_change(struct fb_case *c)
 {
@@ -148,7 +147,6 @@ static int ns_change(struct fb_case *c)
 		return 0;
 	tl_diag("%s: no UTS namespaces in this kernel, using a mount namespace",
 		c->what);
-	c->alt = THREADLET_FB_FS;
 	snprintf(marker, sizeof(marker), "%s/sf-marker", c->path);
 	if (mkdir(c->path, 0755) || unshare(CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
@@ -383,8 +381,7 @@ static void run_case(void *arg)
 	}
 	ret = sf_block_run(&b, stack, &s0, &s1, &done);
 	if (c->reason) {
-		int why = s1.last_fallback == c->reason ||
-			  (c->alt && s1.last_fallback == c->alt);
+		int why = s1.last_fallback == c->reason;
 
 		sf_ok(ret == 1, "%s: the threadlet slept in place: threadlet_exec() = 1 (%ld)",
 		      c->what, ret);
