@@ -10,25 +10,31 @@
  *
  * Moved (threadlet_swap_identity()): TID, thread-group leadership (the
  * TGID/PGID/SID links, the parent's child list, exit_signal, the pid
- * namespace's child reaper), start time, children and every thread of
- * each child, signal mask, thread-directed pending signals, sigaltstack,
- * pdeath_signal, robust futex lists, clear_child_tid, set_child_tid, rseq,
- * the threadlet area, comm and timer slack. The TLS bases are moved by
- * the arch code (arch/x86/kernel/threadlet.c); FPU control state by the
- * user library's trampoline.
+ * namespace's child reaper, the AMX permission), start time, children and
+ * every thread of each child, signal mask, thread-directed pending
+ * signals, sigaltstack, pdeath_signal, robust futex lists,
+ * clear_child_tid, set_child_tid, rseq, the threadlet area, comm and timer
+ * slack. The TLS bases are moved by the arch code
+ * (arch/x86/kernel/threadlet.c); FPU control state by the user library's
+ * trampoline.
  *
  * Compared (threadlet_check_identity() and arch_threadlet_check()):
- * credentials by content, seccomp, no_new_privs and the other per-task
- * prctl flags, audit login ids, fs_struct, file table, namespaces, cgroup,
- * scheduling policy, nice, affinity, ioprio, personality, per-thread CPU
- * timers, syscall user dispatch, and the arch state (selector TLS, I/O
- * bitmap, PKRU, CPUID faulting).
+ * credentials by content, seccomp, no_new_privs, audit ids and whether the
+ * thread is audited, an LSM task blob; namespaces, cgroup, SysV undo list,
+ * fs_struct, file table; scheduling policy, nice, affinity, ioprio,
+ * uclamp, core cookie, mempolicy; personality, per-thread prctl flags and
+ * PF_ bits, CPU-time timers, syscall user dispatch, uretprobes, io_uring's
+ * task context, an rseq critical section in progress; and the arch state
+ * (GDT TLS entries, selectors, I/O permissions, PKRU, CPUID and TSC
+ * faulting, L1D flushing, the spare's 64-bit return frame).
  *
  * Locking: the swap runs under tasklist_lock for writing (pids, leader,
- * children, and the nice value setpriority() sets under its read side),
- * then the group's siglock (signal state). Both are spinning locks, so
- * this runs in the scheduler hook of the sleeping head. comm is moved
- * under each task's alloc_lock, after those.
+ * children), then the group's siglock (signal state, and the CPU timers
+ * another thread may arm). Both are spinning locks, so this runs in the
+ * scheduler hook of the sleeping head. comm is moved under each task's
+ * alloc_lock, after those. Settings another thread changes by TID without
+ * those locks (nice, affinity, policy, ioprio, comm) may land on either
+ * task while a hand-off runs: docs/task-state.md.
  */
 #include <linux/cred.h>
 #include <linux/fs_struct.h>
@@ -170,12 +176,23 @@ static int threadlet_ioprio(struct task_struct *p)
 	return ioc ? READ_ONCE(ioc->ioprio) : IOPRIO_DEFAULT;
 }
 
+/*
+ * The whole mask, a size known at compile time: one word compare for
+ * small configurations instead of a __bitmap_equal() call. Bits past
+ * nr_cpu_ids are clear in a task's mask.
+ */
+static bool threadlet_cpus_equal(const struct cpumask *a,
+				 const struct cpumask *b)
+{
+	return bitmap_equal(cpumask_bits(a), cpumask_bits(b),
+			    sizeof(*a) * BITS_PER_BYTE);
+}
+
 static int threadlet_check_sched(struct task_struct *a, struct task_struct *b)
 {
 	if (a->policy != b->policy || a->static_prio != b->static_prio ||
 	    a->sched_reset_on_fork != b->sched_reset_on_fork ||
-	    !bitmap_equal(cpumask_bits(&a->cpus_mask),
-			  cpumask_bits(&b->cpus_mask), NR_CPUS) ||
+	    !threadlet_cpus_equal(&a->cpus_mask, &b->cpus_mask) ||
 	    threadlet_ioprio(a) != threadlet_ioprio(b))
 		return THREADLET_FB_SCHED;
 #ifdef CONFIG_UCLAMP_TASK
@@ -266,9 +283,10 @@ static int threadlet_check_task(struct task_struct *a, struct task_struct *b)
 /*
  * Whether @spare can take @head's identity: 0, or the THREADLET_FB_* reason
  * why not. @head is current, about to sleep; @spare is parked and claimed,
- * so neither changes its own state meanwhile. What other tasks can change
- * (ptrace, a TSYNC seccomp filter, another thread's setpriority()) is
- * either re-checked or serialised under tasklist_lock by the caller.
+ * so neither changes its own state meanwhile. Of what other tasks can
+ * change, ptrace and CPU timers are checked again under the swap's locks,
+ * a TSYNC seccomp filter changes both alike, and settings made by TID are
+ * the documented race (see the top of this file).
  * Caller holds rcu_read_lock() for the creds and the cgroup.
  */
 int threadlet_check_identity(struct task_struct *head,
@@ -417,7 +435,8 @@ static void swap_attributes(struct task_struct *a, struct task_struct *b)
 /*
  * comm is read under alloc_lock (get_task_comm()): one task at a time.
  * Threads mostly share their name, so the locked swap is for names that
- * differ; a racing write by prctl() or /proc is ordered either way.
+ * differ. A write to /proc/<tid>/comm by another thread while this runs
+ * may be lost, as docs/task-state.md says for settings made by TID.
  */
 static void swap_comm(struct task_struct *a, struct task_struct *b)
 {
@@ -466,9 +485,6 @@ int threadlet_swap_identity(struct task_struct *head,
 	else if (spare->ptrace || head->ptrace ||
 		 !list_empty(&spare->ptraced) || !list_empty(&head->ptraced))
 		ret = THREADLET_FB_PTRACE;
-	/* setpriority() changes nice under tasklist_lock's read side. */
-	else if (head->static_prio != spare->static_prio)
-		ret = THREADLET_FB_SCHED;
 #ifdef CONFIG_POSIX_TIMERS
 	/* Another thread arms a CPU timer on either under siglock. */
 	else if (head->posix_cputimers.timers_active ||

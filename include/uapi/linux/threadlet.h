@@ -49,7 +49,10 @@ struct threadlet_area {
 /* threadlet_register() flags */
 #define THREADLET_UNREGISTER	(1U << 0)
 
-/* Why a sleeping threadlet did not hand off its head (last_fallback). */
+/*
+ * Why a sleeping threadlet did not hand off its head (last_fallback). The
+ * full list of what each reason covers is in docs/threadlets.md.
+ */
 enum threadlet_fallback {
 	THREADLET_FB_NONE = 0,
 	THREADLET_FB_NO_SPARE,		/* no parked cache-miss thread */
@@ -57,17 +60,17 @@ enum threadlet_fallback {
 	THREADLET_FB_PTRACE,		/* head or spare is ptraced */
 	THREADLET_FB_RT,		/* RT/deadline scheduling policy */
 	THREADLET_FB_PI,		/* owns or waits on a PI futex/rt_mutex */
-	THREADLET_FB_COMPAT,		/* 32-bit task */
+	THREADLET_FB_COMPAT,		/* 32-bit task or return frame */
 	THREADLET_FB_SIGNALS,		/* a signal wait, or a temporary signal mask */
 	THREADLET_FB_CREDS,		/* creds, seccomp, no_new_privs, audit ids */
-	THREADLET_FB_ARCH,		/* selector TLS, I/O bitmap, PKRU, CPUID */
+	THREADLET_FB_ARCH,		/* TLS selectors, I/O bitmap, PKRU, ... */
 	THREADLET_FB_BAD_FRAME,		/* head_ip/head_sp not user addresses */
 	THREADLET_FB_EXITING,		/* exit, exec or a group stop under way */
 	THREADLET_FB_FS,		/* head and spare differ in root, cwd, umask */
 	THREADLET_FB_FILES,		/* ... in their file descriptor table */
 	THREADLET_FB_NAMESPACES,	/* ... in namespaces or cgroup */
 	THREADLET_FB_SCHED,		/* ... in policy, nice, affinity, ioprio */
-	THREADLET_FB_TASK,		/* ... in personality, prctl flags, CPU timers */
+	THREADLET_FB_TASK,		/* ... prctl flags, CPU timers, rseq cs, ... */
 	THREADLET_FB_PARKED,		/* a parked cache-miss thread's own sleep */
 	THREADLET_FB_NR,
 };
