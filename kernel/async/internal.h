@@ -118,6 +118,7 @@ int async_post(struct async_head *head, struct async_head_user __user *ahu,
 /* pool.c */
 int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg);
 long async_park(struct async_head *head);
+long async_go_home(long ret);
 
 /* identity.c */
 int threadlet_check_identity(struct task_struct *head,

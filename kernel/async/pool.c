@@ -272,7 +272,7 @@ int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg)
  * be gone, or be the head's. A home frame that user space broke since
  * async_thread() checked it gets SIGSEGV, as a bad signal frame would.
  */
-static long async_go_home(long ret)
+long async_go_home(long ret)
 {
 	struct threadlet_area *a = current->threadlet->karea;
 	unsigned long ip = READ_ONCE(a->home_ip), sp = READ_ONCE(a->home_sp);

@@ -228,9 +228,16 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 		return -EBUSY;
 	if (copy_from_user(&a, uatom, sizeof(a)))
 		return -EFAULT;
+	/*
+	 * No reference is held across the chain: an atom may end the task
+	 * (a seccomp kill, strict mode) without returning here. The hook
+	 * finds the head by the area's ahu; the end of the chain looks it
+	 * up again.
+	 */
 	head = async_head_get(ahu);
 	if (!head)
 		return -EINVAL;
+	async_head_put(head);
 
 	WRITE_ONCE(ka->ahu, (unsigned long)ahu);
 	reg->syslet = true;
@@ -246,12 +253,18 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 		trace_threadlet_sync(current);
 		ret = final;
 	} else {
-		/* A cache-miss thread now: complete, then park. */
+		/*
+		 * A cache-miss thread now: complete, then park; or go home if
+		 * the head was unregistered meanwhile (nothing is posted).
+		 */
+		head = async_head_get(ahu);
+		if (!head)
+			return async_go_home(0);
 		if (!(a.flags & SYSLET_NO_COMPLETE))
 			async_post(head, ahu, final);
 		ret = async_park(head);
+		async_head_put(head);
 	}
-	async_head_put(head);
 	return ret;
 }
 
