@@ -127,10 +127,23 @@ fi
 reports='BUG:|WARNING:|Oops|Kernel panic|general protection fault|UBSAN:|'
 reports+='possible recursive locking|circular locking dependency|inconsistent lock state|'
 reports+='DEBUG_LOCKS_WARN_ON|lockdep|detected stalls? on CPU|rcu: INFO|RCU stall|'
-reports+='soft lockup|hard LOCKUP|blocked for more than'
-if grep -E -v '^    ' "$log" | grep -qE "$reports"; then
+reports+='soft lockup|hard LOCKUP|blocked for more than|'
+# The check-debug kernel's KASAN (also a "BUG:"), debugobjects,
+# and the kmemleak listing that the guest prints after the tests.
+reports+='BUG: KASAN|ODEBUG:|unreferenced object'
+# Call-trace lines are not reports: a trace of an expected event (an
+# allocation failure under fault injection) can list a lockdep_* function.
+frame='^(\[ *[0-9]+\.[0-9]+\] )? *(\? )?[A-Za-z0-9_.]+\+0x[0-9a-f]+/0x[0-9a-f]+( \[[^]]*\])?$'
+kreports() { grep -E -v '^    ' "$log" | grep -E -v "$frame" | grep -E "$@" "$reports"; }
+if kreports -q; then
 	[ $verdict = 0 ] && verdict=2
-	reason="${reason:+$reason; }kernel report: $(grep -E -v '^    ' "$log" | grep -m1 -E "$reports")"
+	reason="${reason:+$reason; }kernel report: $(kreports -m1)"
+fi
+# kmemleak's count, from a guest whose kernel has it.
+leaks=$(sed -n 's/^TL-KMEMLEAK leaks=//p' "$log" | tail -n1)
+if [ -n "$leaks" ] && [ "$leaks" != 0 ]; then
+	[ $verdict = 0 ] && verdict=2
+	reason="${reason:+$reason; }kmemleak: $leaks unreferenced objects"
 fi
 
 if [ -n "$cmd" ]; then
@@ -157,5 +170,5 @@ if [ "$fails" -gt 0 ] && [ $verdict = 0 ]; then
 fi
 echo "run-qemu: $name: ${oks} ok, ${fails} not ok, ${secs}s${reason:+, $reason}; log: $log"
 # Machine-readable summary for the callers (tests/check.sh).
-echo "TL-SUMMARY ok=$oks fail=$fails plan=${plan:-0} verdict=$verdict" >> "$log"
+echo "TL-SUMMARY ok=$oks fail=$fails plan=${plan:-0} verdict=$verdict${leaks:+ leaks=$leaks}" >> "$log"
 exit $verdict
