@@ -108,6 +108,7 @@ image: deps tests
 
 # --- benchmarks -----------------------------------------------------------------
 include perf-scripts/perf.mk
+include tests/fuzz.mk
 
 # --- running ------------------------------------------------------------------
 # The main job: boot, run the demos (a syslet chain, the threadlet basics),
@@ -127,10 +128,14 @@ check: kernel image
 # clears boot_cpu_data's LA57 bit for a moment at boot, and KASAN, which
 # derives its shadow range from it, reports any interrupt that runs then
 # as a wild-memory-access. 4-level paging has no such window.
-DEBUG_TESTS = $(filter-out threadlet-failnth,$(shell grep -v '^\#' tests/list)) threadlet-failnth
+# The fuzzer runs last, seed 1, for DEBUG_FUZZ_TIME seconds.
+DEBUG_FUZZ_TIME ?= 120
+DEBUG_TESTS = $(filter-out threadlet-failnth threadlet-fuzz,$(shell grep -v '^\#' tests/list)) \
+	      threadlet-failnth threadlet-fuzz
 check-debug: kernel-debug image
 	@KERNEL=$(KDBG)/arch/x86/boot/bzImage tests/run-qemu.sh --name check-debug \
-		--timeout 1800 --guest-timeout 600 --append no5lvl \
+		--timeout 1800 --guest-timeout 600 \
+		--append "no5lvl tl.fuzz_seed=1 tl.fuzz_time=$(DEBUG_FUZZ_TIME)" \
 		--run "$(DEBUG_TESTS)"; rc=$$?; \
 	leaks=$$(sed -n 's/^TL-KMEMLEAK leaks=//p' $(B)/logs/check-debug.log | tail -n1); \
 	echo "check-debug: kmemleak: $${leaks:-no count} leaks"; \
