@@ -166,11 +166,16 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 	reg->frame = &frame;
 	syslet_audit_begin(&frame);
 	for (;;) {
-		bool head = current->threadlet == reg;
-		bool sync = head && (a->flags & SYSLET_SYNC);
+		bool sync;
 
-		if (head && (a->flags & SYSLET_ASYNC))
+		if (current->threadlet == reg && (a->flags & SYSLET_ASYNC))
 			threadlet_handoff_now(current, reg);
+		/*
+		 * Only the head may touch @reg's area: once handed off (just
+		 * now, or by an earlier atom's sleep), it is the new head's,
+		 * which may have armed a threadlet in it.
+		 */
+		sync = current->threadlet == reg && (a->flags & SYSLET_SYNC);
 		if (sync)
 			WRITE_ONCE(ka->flags, ka->flags & ~THREADLET_ON);
 		ret = syslet_run_atom(a, &frame);
