@@ -6,10 +6,14 @@
  * async_head_user, completion rings), with chaos threads around them.
  *
  *   threadlet-fuzz [-s SEED] [-t SECONDS] [-n ITERATIONS] [-r ROUND]
- *                  [-R ROUND_SECONDS] [-v]
+ *                  [-R ROUND_SECONDS] [-x FEATURE,...] [-v] [-h]
  *
- * Without -s/-t it reads tl.fuzz_seed=, tl.fuzz_time= (and tl.fuzz_iters=,
- * tl.fuzz_verbose=1) from /proc/cmdline; defaults: seed 1, 60 s.
+ * Without -s/-t/-n/-x it reads tl.fuzz_seed=, tl.fuzz_time=, tl.fuzz_iters=
+ * and tl.fuzz_exclude= (and tl.fuzz_verbose=1) from /proc/cmdline, since
+ * the guest's /init runs tests without arguments; defaults: seed 1, 60 s.
+ * -x leaves features out (-h lists them), to fuzz on past a known bug:
+ * e.g. -x mtfork (multithreaded fork/exec children), -x overpark (more
+ * threads parked on a head than its max_cachemiss_threads).
  *
  * How it runs. The parent runs rounds of ROUND_SECONDS (default 5), each
  * in a forked child in its own process group. Round N's seed is derived
@@ -41,8 +45,8 @@
  * host runner in the serial log.
  *
  * Reproducing. Every run prints its seed and the exact command line:
- *   make fuzz SEED=S TIME=T            (host: boots the guest, runs this)
- *   threadlet-fuzz -s S -t T           (in the guest, e.g. make shell)
+ *   make fuzz SEED=S TIME=T [FUZZ_EXCLUDE=..]  (host: boots the guest, runs this)
+ *   threadlet-fuzz -s S -t T [-x ..]   (in the guest, e.g. make shell)
  *   threadlet-fuzz -s S -r N -t 5      (round N alone, same round seed)
  * The seed fixes every random choice of every thread; the interleaving of
  * the threads is not reproducible, so a run replays the same kinds and
@@ -3934,7 +3938,8 @@ int main(int argc, char **argv)
 	u64 seed = DEFAULT_SEED, iters = 0, v;
 	long time_s = DEFAULT_TIME, round_s = DEFAULT_ROUND, guest_timeout = 0;
 	unsigned int first_round = 0, round;
-	int have_seed = 0, have_time = 0, have_iters = 0, have_x = 0, opt, failed = 0, hangs = 0;
+	int have_seed = 0, have_time = 0, have_iters = 0, have_x = 0, have_r = 0, opt;
+	int failed = 0, hangs = 0;
 	char xlist[256] = "", xarg[270];
 	u64 total = 0;
 	long long start, end;
@@ -3950,7 +3955,7 @@ int main(int argc, char **argv)
 		case 't': time_s = strtol(optarg, NULL, 0); have_time = 1; break;
 		case 'n': iters = strtoull(optarg, NULL, 0); have_iters = 1; break;
 		case 'r': first_round = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'R': round_s = strtol(optarg, NULL, 0); break;
+		case 'R': round_s = strtol(optarg, NULL, 0); have_r = 1; break;
 		case 'v': g_verbose = 1; break;
 		case 'h': usage(); return 0;
 		case 'x':
@@ -4034,7 +4039,7 @@ int main(int argc, char **argv)
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	snprintf(cmd, sizeof(cmd), "threadlet-fuzz -s %llu -t %ld", seed, time_s);
-	if (round_s != DEFAULT_ROUND)
+	if (have_r)
 		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " -R %ld", round_s);
 	if (iters)
 		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " -n %llu", iters);
@@ -4059,7 +4064,7 @@ int main(int argc, char **argv)
 
 		if (now >= end - 500000000LL || (iters && total >= iters))
 			break;
-		secs = (int)((end - now) / 1000000000LL);
+		secs = (int)((end - now + 500000000LL) / 1000000000LL);
 		if (secs > round_s)
 			secs = (int)round_s;
 		if (secs < 1)
