@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include "tl_raw.h"
 #include "tl_test.h"
 #include "tl_util.h"
 
@@ -358,49 +359,12 @@ static inline void sf_block_finish(struct sf_block *b)
 
 /* ---- raw parking ------------------------------------------------------ */
 
-/*
- * long sf_park_home(struct threadlet_area *area, void *event,
- *		     struct async_head_user *ahu)
- *
- * What libthreadlet's tl_park_home() does, for threads the tests park by
- * hand: records this frame as the area's home (home_ip/home_sp), then
- * calls async_thread(event, ahu). Returns its result, whether it returns
- * normally (an error before parking) or at the home frame (the head was
- * unregistered: 0; a signal: -EINTR). The area must be registered.
- */
-long sf_park_home(struct threadlet_area *area, void *event,
-		  struct async_head_user *ahu);
-__asm__(
-	"	.text\n"
-	"	.globl	sf_park_home\n"
-	"	.type	sf_park_home, @function\n"
-	"sf_park_home:\n"
-	"	push	%rbp\n"
-	"	push	%rbx\n"
-	"	push	%r12\n"
-	"	push	%r13\n"
-	"	push	%r14\n"
-	"	push	%r15\n"
-	"	sub	$8, %rsp\n"
-	"	lea	1f(%rip), %rax\n"
-	"	mov	%rax, 32(%rdi)\n"	/* area->home_ip */
-	"	mov	%rsp, 40(%rdi)\n"	/* area->home_sp */
-	"	mov	%rsi, %rdi\n"
-	"	mov	%rdx, %rsi\n"
-	"	mov	$455, %eax\n"		/* __NR_async_thread */
-	"	syscall\n"
-	"1:	add	$8, %rsp\n"
-	"	pop	%r15\n"
-	"	pop	%r14\n"
-	"	pop	%r13\n"
-	"	pop	%r12\n"
-	"	pop	%rbx\n"
-	"	pop	%rbp\n"
-	"	ret\n"
-	"	.size	sf_park_home, .-sf_park_home\n");
-_Static_assert(offsetof(struct threadlet_area, home_ip) == 32 &&
-	       offsetof(struct threadlet_area, home_sp) == 40 &&
-	       __NR_async_thread == 455, "sf_park_home");
+/* tl_raw_park() with one area: the tests' own stand-in for tl_park_home(). */
+static inline long sf_park_home(struct threadlet_area *area, void *event,
+				struct async_head_user *ahu)
+{
+	return tl_raw_park(area, event, ahu, area);
+}
 
 /* Registers @ring of @entries slots as async head @ahu, without a pool. */
 static inline long sf_register_head(struct async_head_user *ahu, u64 *ring,

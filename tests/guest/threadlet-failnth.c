@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include "tl_raw.h"
 #include "tl_test.h"
 #include "tl_util.h"
 
@@ -214,31 +215,6 @@ static void head_setup(struct async_head_user *k, void *ring, size_t bytes,
 	k->max_cachemiss_threads = threads;
 }
 
-/*
- * async_thread(event, ahu) from a frame that is also the home frame: when
- * the head ends, the kernel returns to the instruction after the syscall
- * on the same stack, so it looks like an ordinary return (of 0). Returns
- * the raw result, 0 or -errno.
- */
-long ft_async_thread(struct threadlet_area *area, void *event,
-		     struct async_head_user *ahu);
-__asm__(".text\n"
-	".globl ft_async_thread\n"
-	".type ft_async_thread, @function\n"
-	"ft_async_thread:\n"
-	"	lea 1f(%rip), %rax\n"
-	"	mov %rax, 32(%rdi)\n"		/* area->home_ip */
-	"	mov %rsp, 40(%rdi)\n"		/* area->home_sp */
-	"	mov %rsi, %rdi\n"
-	"	mov %rdx, %rsi\n"
-	"	mov $455, %eax\n"		/* __NR_async_thread */
-	"	syscall\n"
-	"1:	ret\n"
-	".size ft_async_thread, .-ft_async_thread\n");
-_Static_assert(offsetof(struct threadlet_area, home_ip) == 32, "home_ip");
-_Static_assert(offsetof(struct threadlet_area, home_sp) == 40, "home_sp");
-_Static_assert(__NR_async_thread == 455, "async_thread");
-
 /* ---- threadlet_register ------------------------------------------------- */
 
 static void t_threadlet_register(void)
@@ -370,7 +346,7 @@ static void *helper_main(void *arg)
 	}
 	__atomic_store_n(&h->state, 1, __ATOMIC_RELEASE);
 	arm(fd, h->n);
-	h->ret = ft_async_thread(&area, EVENT, h->k);
+	h->ret = tl_raw_park(&area, EVENT, h->k, &area);
 	h->left = disarm(fd);
 	sys_register(&area, THREADLET_UNREGISTER);
 	close(fd);
@@ -765,94 +741,23 @@ static void t_threadlet_exec(void)
 
 /* ---- debugfs attributes -------------------------------------------------- */
 
-/*
- * fail-nth overrides probability, interval, times and task-filter, but
- * not the per-capability filters (fault-injection.rst): by default
- * failslab and fail_page_alloc skip every allocation that may sleep
- * (ignore-gfp-wait) and fail_page_alloc every order-0 one (min-order), so
- * almost nothing in a system call could fail. Open those. Probability
- * stays 0 and task-filter is set, so no other task sees a fault; verbose 0
- * keeps the injections themselves off the console.
- */
-struct attr {
-	const char *path, *value;
-	char old[32];
-	int set;
-};
-
-static struct attr attrs[] = {
-	{ .path = "failslab/ignore-gfp-wait", .value = "N" },
-	{ .path = "failslab/task-filter", .value = "Y" },
-	{ .path = "failslab/verbose", .value = "0" },
-	{ .path = "fail_page_alloc/ignore-gfp-wait", .value = "N" },
-	{ .path = "fail_page_alloc/min-order", .value = "0" },
-	{ .path = "fail_page_alloc/task-filter", .value = "Y" },
-	{ .path = "fail_page_alloc/verbose", .value = "0" },
-	{ .path = "fail_usercopy/task-filter", .value = "Y" },
-	{ .path = "fail_usercopy/verbose", .value = "0" },
-};
-
-/* debugfs attribute files are not seekable: read and write, no pread. */
-static int attr_write(const char *rel, const char *value, char *old, size_t oldlen)
+static void attr_missing(const char *rel)
 {
-	char path[128];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/%s", rel);
-	if (old) {
-		ssize_t r = -1;
-
-		fd = open(path, O_RDONLY);
-		if (fd >= 0) {
-			r = read(fd, old, oldlen - 1);
-			close(fd);
-		}
-		if (r <= 0)
-			return -1;
-		old[r] = 0;
-		old[strcspn(old, "\n")] = 0;
-	}
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
-static void attrs_set(void)
-{
-	int missing = 0;
-
-	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
-		attrs[i].set = !attr_write(attrs[i].path, attrs[i].value,
-					   attrs[i].old, sizeof(attrs[i].old));
-		if (!attrs[i].set) {
-			tl_diag("cannot set /sys/kernel/debug/%s", attrs[i].path);
-			missing++;
-		}
-	}
-	if (missing)
-		tl_diag("%d fault-injection attributes not set: fewer fault points", missing);
-}
-
-static void attrs_restore(void)
-{
-	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
-		if (attrs[i].set)
-			attr_write(attrs[i].path, attrs[i].old, NULL, 0);
+	tl_diag("cannot set /sys/kernel/debug/%s", rel);
 }
 
 int main(void)
 {
-	int threads0 = tl_nr_threads();
+	int threads0 = tl_nr_threads(), missing;
 
 	self_fd = open_fail_nth(gettid());
 	if (self_fd < 0) {
 		printf("1..0 # SKIP no fail-nth (a kernel without CONFIG_FAULT_INJECTION)\n");
 		return 4;
 	}
-	attrs_set();
+	missing = tl_fi_open(attr_missing);
+	if (missing)
+		tl_diag("%d fault-injection attributes not set: fewer fault points", missing);
 	/* threadlet_register and async_register first: see there. */
 	t_threadlet_register();
 	t_async_register();
@@ -861,7 +766,7 @@ int main(void)
 	t_async_head_init();
 	t_async_exec();
 	t_threadlet_exec();
-	attrs_restore();
+	tl_fi_restore();
 	tl_ok(tl_nr_threads_settle(threads0) == threads0, "no thread left behind");
 	return tl_exit();
 }

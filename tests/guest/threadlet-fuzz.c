@@ -82,6 +82,7 @@
 #include <unistd.h>
 
 #include <threadlet.h>
+#include "tl_raw.h"
 
 typedef unsigned long long u64;
 
@@ -385,45 +386,14 @@ static void *vdso_sym(const char *name)
 /* ---- parking and landing, in assembly --------------------------------------- */
 
 /*
- * long fz_park(karea, ahu, event, tlsarea): async_thread(event, ahu) with a
- * home frame here, recorded in the area the kernel has (karea) and in the
- * TLS area libthreadlet's tl_go_home() uses. Comes back here when the head
- * ends, a signal arrives, or a cache-miss thread of this identity goes
- * home; a claim for a hand-off returns at the claiming head's frame.
+ * Parking is tl_raw_park() (tl_raw.h), with the home frame recorded in the
+ * area the kernel has and in the TLS area libthreadlet's tl_go_home() uses.
  *
  * fz_land: a head's resume point for raw threadlet_on() calls; switches to
  * C on the landing stack the caller gave as head_sp.
  */
 __asm__(
 	".text\n"
-	".globl fz_park\n"
-	".type fz_park, @function\n"
-	"fz_park:\n"
-	"	push %rbp\n"
-	"	push %rbx\n"
-	"	push %r12\n"
-	"	push %r13\n"
-	"	push %r14\n"
-	"	push %r15\n"
-	"	sub $8, %rsp\n"
-	"	lea 1f(%rip), %rax\n"
-	"	mov %rax, 32(%rdi)\n"
-	"	mov %rsp, 40(%rdi)\n"
-	"	mov %rax, 32(%rcx)\n"
-	"	mov %rsp, 40(%rcx)\n"
-	"	mov %rdx, %rdi\n"
-	"	mov $455, %eax\n"
-	"	syscall\n"
-	"1:\n"
-	"	add $8, %rsp\n"
-	"	pop %r15\n"
-	"	pop %r14\n"
-	"	pop %r13\n"
-	"	pop %r12\n"
-	"	pop %rbx\n"
-	"	pop %rbp\n"
-	"	ret\n"
-	".size fz_park, .-fz_park\n"
 	".globl fz_land\n"
 	".type fz_land, @function\n"
 	"fz_land:\n"
@@ -431,8 +401,6 @@ __asm__(
 	"	call fz_landed\n"
 	"	ud2\n"
 	".size fz_land, .-fz_land\n");
-long fz_park(struct threadlet_area *karea, struct async_head_user *ahu,
-	     void *event, struct threadlet_area *tlsarea);
 void fz_land(void);
 void fz_landed(void) __attribute__((noreturn, used));
 
@@ -2256,7 +2224,7 @@ static long park_once(struct thr *t, struct async_head_user *ahu, void *event)
 	long r;
 
 	__threadlet_area.lib_flags |= FZ_LIB_CACHEMISS;
-	r = fz_park(ka, ahu, event, &__threadlet_area);
+	r = tl_raw_park(ka, event, ahu, &__threadlet_area);
 	__threadlet_area.lib_flags &= ~FZ_LIB_CACHEMISS;
 	stat_inc(ST_PARKED);
 	return r;
@@ -3862,65 +3830,6 @@ static void sysrq(char c)
 	}
 }
 
-/*
- * fail-nth (debug kernels) obeys the per-capability filters: open them as
- * tests/guest/threadlet-failnth.c does, with task-filter on (only tasks
- * that armed fail-nth see a fault) and verbose 0 (no injection traces on
- * the console). Put back at the end.
- */
-static struct {
-	const char *path, *value;
-	char old[32];
-	int set;
-} fi_attrs[] = {
-	{ .path = "failslab/ignore-gfp-wait", .value = "N" },
-	{ .path = "failslab/task-filter", .value = "Y" },
-	{ .path = "failslab/verbose", .value = "0" },
-	{ .path = "fail_page_alloc/ignore-gfp-wait", .value = "N" },
-	{ .path = "fail_page_alloc/min-order", .value = "0" },
-	{ .path = "fail_page_alloc/task-filter", .value = "Y" },
-	{ .path = "fail_page_alloc/verbose", .value = "0" },
-	{ .path = "fail_usercopy/task-filter", .value = "Y" },
-	{ .path = "fail_usercopy/verbose", .value = "0" },
-};
-
-static int fi_write(const char *rel, const char *val, char *old, size_t oldlen)
-{
-	char path[128];
-	int fd, n;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/%s", rel);
-	if (old) {
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			return 0;
-		n = (int)read(fd, old, oldlen - 1);
-		close(fd);
-		if (n <= 0)
-			return 0;
-		old[n] = 0;
-		if (strchr(old, '\n'))
-			*strchr(old, '\n') = 0;
-	}
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return 0;
-	n = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return n;
-}
-
-static void fault_injection(int restore)
-{
-	for (unsigned int i = 0; i < sizeof(fi_attrs) / sizeof(fi_attrs[0]); i++) {
-		if (!restore)
-			fi_attrs[i].set = fi_write(fi_attrs[i].path, fi_attrs[i].value,
-						   fi_attrs[i].old, sizeof(fi_attrs[i].old));
-		else if (fi_attrs[i].set)
-			fi_write(fi_attrs[i].path, fi_attrs[i].old, NULL, 0);
-	}
-}
-
 static void usage(void)
 {
 	char names[300] = "";
@@ -4053,7 +3962,7 @@ int main(int argc, char **argv)
 	say("reproduce: %s   (host: make fuzz SEED=%llu TIME=%ld%s%s)", cmd, seed, time_s,
 	    xlist[0] ? " FUZZ_EXCLUDE=" : "", xlist);
 
-	fault_injection(0);
+	tl_fi_open(NULL);
 	start = now_ns();
 	end = start + time_s * 1000000000LL;
 	for (round = first_round; ; round++) {
@@ -4171,7 +4080,7 @@ int main(int argc, char **argv)
 		if (hangs)
 			break;
 	}
-	fault_injection(1);
+	tl_fi_restore();
 	say("threadlet-fuzz: seed=%llu iterations=%llu time=%llds rounds=%u", seed, total,
 	    (now_ns() - start + 500000000LL) / 1000000000LL, round - first_round);
 	say("reproduce: %s", cmd);
