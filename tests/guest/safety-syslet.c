@@ -392,24 +392,6 @@ static void seccomp_atoms(void)
 
 /* ---- 2d: tracepoints --------------------------------------------------- */
 
-static int tracepoint_counter(const char *event)
-{
-	struct perf_event_attr attr = { 0 };
-	char path[128], buf[32] = { 0 };
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/id", event);
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
-		return -1;
-	close(fd);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.size = sizeof(attr);
-	attr.config = strtoull(buf, NULL, 10);
-	attr.disabled = 1;
-	return syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
-}
-
 static long long counted(int fd, void (*fn)(void))
 {
 	long long n = -1;
@@ -439,8 +421,8 @@ static void five_atoms(void)
 
 static void tracepoints(void)
 {
-	int fd_enter = tracepoint_counter("syscalls/sys_enter_getppid");
-	int fd_exit = tracepoint_counter("syscalls/sys_exit_getppid");
+	int fd_enter = tl_tracepoint_counter("syscalls/sys_enter_getppid");
+	int fd_exit = tl_tracepoint_counter("syscalls/sys_exit_getppid");
 	long long direct, chain, chain_exit;
 
 	sf_ok(fd_enter >= 0, "syscalls:sys_enter_getppid counter opened");

@@ -15,26 +15,9 @@
 #include <threadlet.h>
 #include <unistd.h>
 #include "tl_test.h"
+#include "tl_util.h"
 
 static struct async_head_user ahu;
-
-/* Counts this thread's system call entries (raw_syscalls:sys_enter). */
-static int syscall_counter(void)
-{
-	struct perf_event_attr attr = { 0 };
-	char buf[32] = { 0 };
-	int fd;
-
-	fd = open("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", O_RDONLY);
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
-		return -1;
-	close(fd);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.size = sizeof(attr);
-	attr.config = strtoull(buf, NULL, 10);
-	attr.disabled = 1;
-	return syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
-}
 
 static long count_syscalls(int fd, long (*fn)(void *), void *arg)
 {
@@ -157,7 +140,7 @@ int main(void)
 	tl_ok(st0.nr_sync == 1 && st0.nr_handoffs == 0, "area counts 1 sync run");
 	tl_ok(async_ring_pop(&ahu) == NULL, "nothing posted for a sync run");
 
-	fd = syscall_counter();
+	fd = tl_tracepoint_counter("raw_syscalls/sys_enter");
 	tl_ok(fd >= 0, "raw_syscalls:sys_enter counter opened");
 	base = count_syscalls(fd, empty, NULL);
 	n = count_syscalls(fd, run_add_one, &v);

@@ -4,6 +4,10 @@
 #define TL_UTIL_H
 
 #include <dirent.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <threadlet.h>
 #include <time.h>
@@ -21,6 +25,31 @@ static inline int tl_wait_parked(struct async_head_user *ahu, long n)
 }
 
 /* Threads of this process, from /proc/self/task. */
+/*
+ * A disabled perf counter of @event (a tracepoint, "group/name") for this
+ * thread, or -1: how the tests count system calls and atoms.
+ */
+static inline int tl_tracepoint_counter(const char *event)
+{
+	struct perf_event_attr attr = { 0 };
+	char path[128], buf[32] = { 0 };
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/id", event);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = strtoull(buf, NULL, 10);
+	attr.disabled = 1;
+	return syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
 static inline int tl_nr_threads(void)
 {
 	DIR *d = opendir("/proc/self/task");
