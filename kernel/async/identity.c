@@ -275,6 +275,12 @@ static int threadlet_check_task(struct task_struct *a, struct task_struct *b)
 	if (a->io_uring || b->io_uring)
 		return THREADLET_FB_TASK;
 #endif
+#ifdef CONFIG_BPF_SYSCALL
+	/* BPF task storage (a BPF LSM's per-thread policy) stays per task. */
+	if (rcu_access_pointer(a->bpf_storage) ||
+	    rcu_access_pointer(b->bpf_storage))
+		return THREADLET_FB_TASK;
+#endif
 	if (threadlet_in_rseq_cs(a))
 		return THREADLET_FB_TASK;
 	return 0;

@@ -64,6 +64,12 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 		if (threadlet_desc(&head->thread.tls_array[i]) !=
 		    threadlet_desc(&spare->thread.tls_array[i]))
 			return THREADLET_FB_ARCH;
+#ifdef CONFIG_X86_CPU_RESCTRL
+	/* The resctrl group (/sys/fs/resctrl/.../tasks) is per task. */
+	if (READ_ONCE(head->closid) != READ_ONCE(spare->closid) ||
+	    READ_ONCE(head->rmid) != READ_ONCE(spare->rmid))
+		return THREADLET_FB_ARCH;
+#endif
 #ifdef CONFIG_X86_INTEL_MEMORY_PROTECTION_KEYS
 	/* current's PKRU is live in the register, a sleeper's in thread. */
 	if (cpu_feature_enabled(X86_FEATURE_OSPKE) &&
