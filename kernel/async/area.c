@@ -53,6 +53,8 @@ static void threadlet_unaccount_page(struct threadlet_reg *reg)
 
 static void threadlet_reg_free(struct threadlet_reg *reg)
 {
+	if (reg->held_head)
+		async_head_put(reg->held_head);
 	if (reg->head)
 		async_head_put(reg->head);
 	unpin_user_page(reg->page);
@@ -95,6 +97,8 @@ static int threadlet_unregister(struct threadlet_area __user *uarea)
 		return -EINVAL;
 	if (READ_ONCE(reg->karea->flags) & THREADLET_ON)
 		return -EBUSY;
+	if (async_post_held(reg, true))
+		return -ERESTARTNOINTR;
 	current->threadlet = NULL;
 	threadlet_reg_free(reg);
 	return 0;
@@ -169,7 +173,23 @@ SYSCALL_DEFINE0(threadlet_off)
 	return 1;
 }
 
+/* Runs in do_exit() before exit_mm(): a held completion can still be posted. */
 void threadlet_exit(struct task_struct *tsk)
+{
+	struct threadlet_reg *reg = tsk->threadlet;
+
+	if (reg) {
+		async_post_held(reg, false);
+		tsk->threadlet = NULL;
+		threadlet_reg_free(reg);
+	}
+}
+
+/*
+ * The area, and the ring of any held completion, live in the old mm: a new
+ * program must register its own, and the completion is lost with the ring.
+ */
+void threadlet_execve(struct task_struct *tsk)
 {
 	struct threadlet_reg *reg = tsk->threadlet;
 
@@ -177,10 +197,4 @@ void threadlet_exit(struct task_struct *tsk)
 		tsk->threadlet = NULL;
 		threadlet_reg_free(reg);
 	}
-}
-
-/* The area lives in the old mm: a new program must register its own. */
-void threadlet_execve(struct task_struct *tsk)
-{
-	threadlet_exit(tsk);
 }

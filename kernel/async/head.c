@@ -243,11 +243,16 @@ fail:
 	return ret;
 }
 
-/* Waits until the ring slot for the next completion is empty. */
-static int async_wait_for_slot(struct async_head *head,
-			       struct async_head_user __user *ahu, u64 __user *slot)
+/*
+ * Waits until the ring slot for the next completion is empty. @intr: any
+ * signal ends the wait, else only a fatal one; either way with -EINTR.
+ */
+static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
+			       bool intr)
 {
+	struct async_head_user __user *ahu = (void __user *)head->uaddr;
 	unsigned long gen;
+	long left;
 	u64 cur;
 
 	for (;;) {
@@ -264,26 +269,36 @@ static int async_wait_for_slot(struct async_head *head,
 		 * async_wait() bumps space_gen; the timeout covers a consumer
 		 * that frees slots without calling it.
 		 */
-		if (wait_event_killable_timeout(head->wait,
-						READ_ONCE(head->space_gen) != gen ||
-						READ_ONCE(head->dead),
-						HZ / 10) < 0)
+		if (intr)
+			left = wait_event_interruptible_timeout(head->wait,
+					READ_ONCE(head->space_gen) != gen ||
+					READ_ONCE(head->dead), HZ / 10);
+		else
+			left = wait_event_killable_timeout(head->wait,
+					READ_ONCE(head->space_gen) != gen ||
+					READ_ONCE(head->dead), HZ / 10);
+		if (left < 0)
 			return -EINTR;
 	}
 }
 
 /*
  * async_post - append @event to @head's completion ring. Runs in process
- * context in the completing thread; may fault and may wait for space.
- * post_lock orders completers, so each event takes exactly one slot.
+ * context in the completing thread, in @head's mm; may fault and may wait
+ * for space. post_lock orders completers, so each event takes exactly one
+ * slot. @intr: a signal ends the wait with -EINTR and nothing posted, so
+ * that a full ring never keeps a thread from its signals (glibc's setuid()
+ * waits for every thread to take one); without it only a fatal signal does.
  */
-int async_post(struct async_head *head, struct async_head_user __user *ahu,
-	       u64 event)
+int async_post(struct async_head *head, u64 event, bool intr)
 {
+	struct async_head_user __user *ahu = (void __user *)head->uaddr;
 	u64 __user *slot;
 	int ret;
 
-	if (mutex_lock_killable(&head->post_lock))
+	ret = intr ? mutex_lock_interruptible(&head->post_lock) :
+		     mutex_lock_killable(&head->post_lock);
+	if (ret)
 		return -EINTR;
 	/* Unregistered: the ring may be freed memory by now. */
 	if (READ_ONCE(head->dead)) {
@@ -291,7 +306,7 @@ int async_post(struct async_head *head, struct async_head_user __user *ahu,
 		return -EINVAL;
 	}
 	slot = head->ring + (head->kidx & head->ring_mask);
-	ret = async_wait_for_slot(head, ahu, slot);
+	ret = async_wait_for_slot(head, slot, intr);
 	if (!ret && put_user(event, slot))
 		ret = -EFAULT;
 	if (!ret) {
@@ -312,6 +327,25 @@ int async_post(struct async_head *head, struct async_head_user __user *ahu,
 	if (!ret)
 		__wake_up_sync(&head->wait, TASK_NORMAL);
 	return ret;
+}
+
+/*
+ * async_post_held - post the completion @reg holds (see struct
+ * threadlet_reg), if any. Returns -EINTR if a signal ended the wait (@intr),
+ * the completion still held; otherwise 0: posted, or lost with its head
+ * (unregistered, a bad ring) or to a fatal signal.
+ */
+int async_post_held(struct threadlet_reg *reg, bool intr)
+{
+	struct async_head *head = reg->held_head;
+
+	if (!head)
+		return 0;
+	if (async_post(head, reg->held_event, intr) == -EINTR && intr)
+		return -EINTR;
+	reg->held_head = NULL;
+	async_head_put(head);
+	return 0;
 }
 
 /*

@@ -42,6 +42,15 @@ struct threadlet_reg {
 	 * max_threads (async_park()). Cleared when it parks.
 	 */
 	bool				cachemiss;
+	/*
+	 * A syslet completion this identity owes @held_head (referenced):
+	 * a signal came while its completer waited for ring space, and the
+	 * completer went home to take it (syslet.c). The identity's next
+	 * async_thread() posts it before anything else; its exit tries once
+	 * more. Only the task that has the identity touches these.
+	 */
+	struct async_head		*held_head;
+	u64				held_event;
 };
 
 /*
@@ -112,8 +121,8 @@ struct async_parker {
 struct async_head *async_head_get(struct async_head_user __user *ahu);
 struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr);
 void async_head_put(struct async_head *head);
-int async_post(struct async_head *head, struct async_head_user __user *ahu,
-	       u64 event);
+int async_post(struct async_head *head, u64 event, bool intr);
+int async_post_held(struct threadlet_reg *reg, bool intr);
 
 /* pool.c */
 int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg);

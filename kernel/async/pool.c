@@ -380,7 +380,9 @@ long async_park(struct async_head *head)
  * head to this thread. Returns at the caller's home frame (the area's
  * home_ip/home_sp) with 0 when @ahu is unregistered and with -EINTR when a
  * signal ends the wait: once an event is posted, the stack the call came
- * from may already be gone. Errors before parking return normally.
+ * from may already be gone. A signal that comes while the ring is full
+ * (before anything is posted) restarts the call after its handler. Errors
+ * before parking return normally.
  */
 SYSCALL_DEFINE2(async_thread, void __user *, event,
 		struct async_head_user __user *, ahu)
@@ -403,11 +405,16 @@ SYSCALL_DEFINE2(async_thread, void __user *, event,
 	 */
 	if (thread_group_leader(current))
 		return -EINVAL;
+	/* Nothing happened yet: after the handler, the call starts again. */
+	if (async_post_held(reg, true))
+		return -ERESTARTNOINTR;
 	head = async_head_get(ahu);
 	if (!head)
 		return -EINVAL;
 	if (event) {
-		ret = async_post(head, ahu, (unsigned long)event);
+		ret = async_post(head, (unsigned long)event, true);
+		if (ret == -EINTR)
+			ret = -ERESTARTNOINTR;
 		if (ret)
 			goto out;
 	}

@@ -265,8 +265,19 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 		head = async_head_get(ahu);
 		if (!head)
 			return async_go_home(0);
-		if (!(a.flags & SYSLET_NO_COMPLETE))
-			async_post(head, ahu, final);
+		if (!(a.flags & SYSLET_NO_COMPLETE) &&
+		    async_post(head, final, true) == -EINTR) {
+			/*
+			 * The ring is full and a signal came: this thread has
+			 * no frame but its identity's home to take it at. Hold
+			 * the completion (and the reference) there; a parked
+			 * identity holds none, so the slot is free.
+			 */
+			reg = current->threadlet;
+			reg->held_head = head;
+			reg->held_event = final;
+			return async_go_home(-EINTR);
+		}
 		ret = async_park(head);
 		async_head_put(head);
 	}
