@@ -42,6 +42,12 @@
  * ran, returned what they must, every completion arrived once) and exits
  * 1 if not. Missed performance targets are reported, not failures.
  *
+ * profile and profile_futex (only when named) run (f)'s round trip and the
+ * pool's, N_PROFILE times each, without the waits for a parked spare or a
+ * sleeping worker that the timed loops make between iterations, for
+ * perf-scripts/profile.sh to sample; they print "PROFILE <name> <n>
+ * <ns per iteration>".
+ *
  * Usage: micro [name...]   runs the named measurements only (default: all),
  * e.g. "perf stat -e raw_syscalls:sys_enter micro null_vdso" counts the
  * system calls of one path ("handoff" runs (f), "futex_handoff" all of
@@ -76,6 +82,7 @@
 #define N_HANDOFF	1000	/* hand-offs and round trips */
 #define N_WARM_CHEAP	1000
 #define N_WARM_SLOW	50
+#define N_PROFILE	20000	/* profile loops, for perf-scripts/profile.sh */
 #define TICK_GAP	1000		/* ns between two clock reads: an interrupt */
 #define TICK_WAIT_MAX	3000000		/* ns: give up after three ticks at HZ=1000 */
 
@@ -736,6 +743,74 @@ static int nr_names;
 static char **names;
 
 /* Whether measurement @name was asked for (all are, with no arguments). */
+/* ---- profile loops (perf-scripts/profile.sh) -------------------------------- */
+
+/* (f)'s round trip n times: exec, block, write, wait, pop; nothing else. */
+static void profile_handoff(long n)
+{
+	struct blocker b = { 0 };
+	long i, bad = 0;
+	uint64_t t0;
+	int pfd[2];
+
+	if (pipe(pfd)) {
+		check(0, "pipe: %s", strerror(errno));
+		return;
+	}
+	b.fd = pfd[0];
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		b.n = -1;
+		bad += threadlet_exec(blocker_fn, &b, stack, &ahu) != 0;
+		bad += write(pfd[1], "p", 1) != 1;
+		bad += async_wait(1, ahu.user_ring_idx, &ahu) < 1;
+		bad += async_ring_pop(&ahu) != &b || b.n != 1;
+	}
+	t0 = now() - t0;
+	check(!bad, "profile: %ld checks of %ld iterations failed", bad, n);
+	printf("PROFILE profile %ld %.1f\n", n, (double)t0 / n);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* The pool's version: wake the worker to read a byte, write it, wait. */
+static void profile_futex(long n)
+{
+	static struct fworker w;
+	long i, bad = 0;
+	uint64_t t0;
+	uint32_t d;
+	pthread_t t;
+	int pfd[2];
+
+	if (pipe(pfd) || pthread_create(&t, NULL, futex_worker, &w)) {
+		check(0, "profile_futex: pipe or pthread_create");
+		return;
+	}
+	w.fd = pfd[0];
+	w.kind = JOB_READ;
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		d = __atomic_load_n(&w.done, __ATOMIC_ACQUIRE);
+		w.n = -1;
+		__atomic_store_n(&w.job, w.job + 1, __ATOMIC_RELEASE);
+		futex(&w.job, FUTEX_WAKE_PRIVATE, 1);
+		bad += write(pfd[1], "p", 1) != 1;
+		while (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) == d)
+			futex(&w.done, FUTEX_WAIT_PRIVATE, d);
+		bad += w.n != 1;
+	}
+	t0 = now() - t0;
+	check(!bad, "profile_futex: %ld of %ld iterations failed", bad, n);
+	printf("PROFILE profile_futex %ld %.1f\n", n, (double)t0 / n);
+	w.kind = JOB_STOP;
+	__atomic_store_n(&w.job, w.job + 1, __ATOMIC_RELEASE);
+	futex(&w.job, FUTEX_WAKE_PRIVATE, 1);
+	pthread_join(t, NULL);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
 static int want(const char *name)
 {
 	int i;
@@ -912,6 +987,13 @@ int main(int argc, char **argv)
 	check(threadlet_uses_vdso() == 1, "threadlet_on/off not in the vDSO");
 	if (failed)
 		return 1;
+	if (nr_names && (want("profile") || want("profile_futex"))) {
+		if (want("profile"))
+			profile_handoff(N_PROFILE);
+		if (want("profile_futex"))
+			profile_futex(N_PROFILE);
+		return failed ? 1 : 0;
+	}
 
 	if (want("call")) {
 		call = bench_call(N_CHEAP);

@@ -34,3 +34,11 @@ bench: kernel image $(MICRO_BIN)
 bench-io: kernel image
 	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
 		perf-scripts/io.sh
+
+# make profile: one -icount boot that samples the threadlet hand-off loop
+# and the futex pool's with perf; the breakdown by phase and function goes
+# to $(B)/results/profile.md (perf-scripts/profile.sh). PERIOD passes through.
+.PHONY: profile
+profile: kernel image $(MICRO_BIN)
+	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
+		MICRO=$(MICRO_BIN) perf-scripts/profile.sh

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Where the instructions of a blocking threadlet go: boots once under
+# -icount (1 ns = 1 guest instruction) and samples micro.c's round-trip
+# loops "profile" (a threadlet blocks, hands off, completes) and
+# "profile_futex" (the futex pool's) with perf's cpu-clock event, one
+# sample every PERIOD guest instructions, then writes the breakdown by
+# function and by phase (perf-scripts/profile.py).
+#
+# Under -icount the sampling timer fires after a fixed number of guest
+# instructions, so a function's share of the samples is its share of the
+# instructions, and the profile repeats boot after boot. Perf's own work in
+# the sampling interrupt is not sampled, but it delays the timer, which
+# then skips periods: the samples give each function's share, and the
+# instructions per iteration come from a run of the same loops without
+# perf in the same boot.
+#
+# Results: $RESULTS/profile.md (and profile-raw.txt, perf report's output);
+# serial log $BUILD/logs/profile.log.
+#
+# Environment (defaults in brackets): BUILD, KERNEL, LIBTL, RESULTS, MICRO
+# as for micro.sh; PERIOD, guest instructions per sample [500];
+# TIMEOUT, seconds per boot [900]. perf's cpu-clock takes no period below
+# 10,000 ns; the guest turns off perf's sample-rate throttling, which
+# would otherwise thin the samples out as the run goes on.
+set -uo pipefail
+
+NAME=profile.sh
+# shellcheck source=perf-scripts/common.sh
+. "$(dirname "$0")/common.sh"
+MICRO=${MICRO:-$BUILD/tests/micro}
+PERIOD=${PERIOD:-10000}
+TIMEOUT=${TIMEOUT:-900}
+
+build_bench "$HERE/micro.c" "$MICRO" || exit 1
+
+IMG=$BUILD/bench-profile
+mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
+cp "$MICRO" "$IMG/bin/micro"
+echo micro > "$IMG/list"
+"$REPO/tests/mkimage.sh" "$IMG" "$IMG/bin" "$IMG/list" > /dev/null || exit 1
+
+# One guest command line: no '+' and no quotes (see run-qemu.sh).
+report="perf report --stdio --no-children -n --comms micro --sort sym --percent-limit 0"
+g="/tests/micro handoff futex_handoff && /tests/micro profile profile_futex"
+g="$g && echo 200000 > /proc/sys/kernel/perf_event_max_sample_rate"
+g="$g && echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent"
+for b in profile profile_futex; do
+	g="$g && perf record -q -e cpu-clock -c $PERIOD -a -o /tmp/$b.data /tests/micro $b"
+	g="$g && echo == profile $b && $report -i /tmp/$b.data && echo == end $b"
+done
+
+log=$BUILD/logs/profile.log
+raw=$RESULTS/profile-raw.txt
+echo "  QEMU    profile (icount, one sample per $PERIOD instructions) -> $RESULTS/profile.md"
+BUILD=$BUILD KERNEL=$KERNEL INITRD=$IMG/initramfs.cpio DISK=$BUILD/disk.img \
+	"$REPO/tests/run-qemu.sh" --icount --no-disk --name profile \
+	--timeout "$TIMEOUT" --guest-timeout "$TIMEOUT" --cmd "$g" > /dev/null
+rc=$?
+grep -v -e '^\[' -e '^TL-' "$log" | sed 's/^ *//' > "$raw"
+[ "$rc" = 0 ] || { echo "$NAME: the guest run failed (exit $rc), see $log" >&2; exit 1; }
+python3 "$HERE/profile.py" --period "$PERIOD" --kernel "$KERNEL" "$raw" > "$RESULTS/profile.md" ||
+	exit 1
+cat "$RESULTS/profile.md"
