@@ -99,11 +99,19 @@ static void async_head_kill(struct async_head *head)
 	raw_spin_lock(&head->lock);
 	WRITE_ONCE(head->dead, true);
 	list_for_each_entry_safe(p, tmp, &head->parked, node) {
+		/*
+		 * @p lives on the parker's stack, which it may leave as soon
+		 * as it sees the new state: read the task first. head->lock
+		 * is a raw spinlock (no preemption, so an RCU read side):
+		 * the task_struct outlives the parker's exit that long.
+		 */
+		struct task_struct *task = p->task;
+
 		list_del_init(&p->node);
 		head->nr_parked--;
 		/* Pairs with async_park()'s acquire: the parker may go. */
 		smp_store_release(&p->state, ASYNC_SHUTDOWN);
-		wake_up_process(p->task);
+		wake_up_process(task);
 	}
 	raw_spin_unlock(&head->lock);
 	/* Lets a poster waiting for ring space see dead and leave. */

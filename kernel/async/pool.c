@@ -124,10 +124,18 @@ static void async_unclaim(struct async_head *head, struct async_parker *p,
 		head->nr_parked++;
 		WRITE_ONCE(p->state, ASYNC_PARKED);
 	} else {
+		/*
+		 * Once the state is out, @p (on the parker's stack) may be
+		 * gone: the task is read first. Its task_struct outlives an
+		 * exit by an RCU grace period, and our caller holds
+		 * rcu_read_lock().
+		 */
+		struct task_struct *task = p->task;
+
 		/* Pairs with async_park()'s acquire: the parker may go. */
 		smp_store_release(&p->state, state == ASYNC_PARKED ?
 				  ASYNC_SHUTDOWN : state);
-		wake_up_process(p->task);
+		wake_up_process(task);
 	}
 	raw_spin_unlock(&head->lock);
 }
@@ -196,7 +204,6 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 		rcu_read_unlock();
 		return ret;
 	}
-	rcu_read_unlock();
 	/*
 	 * This task now carries the spare's identity, which was a member of
 	 * the pool: when it is done it may park again even if the pool has
@@ -215,7 +222,11 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	trace_threadlet_handoff(tsk, spare);
 	/*
 	 * Publishes the swapped identity, the frame and the TLS bases to the
-	 * spare, which reads them after its acquire in async_park().
+	 * spare, which reads them after its acquire in async_park(). From
+	 * then on the spare may run (it can be awake, spinning on a signal),
+	 * return to user space and exit: only rcu_read_lock() keeps its
+	 * task_struct for the wake-up (the last reference of an exited task
+	 * is dropped after a grace period).
 	 */
 	smp_store_release(&p->state, ASYNC_HANDOFF);
 	/*
@@ -226,6 +237,7 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 		wake_up_process_sync(spare);
 	else
 		wake_up_process(spare);
+	rcu_read_unlock();
 	return 0;
 }
 
