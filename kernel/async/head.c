@@ -251,6 +251,12 @@ fail:
 	return ret;
 }
 
+/* async_wait() ran since @gen was read, or @head was unregistered. */
+static bool async_space_news(struct async_head *head, unsigned long gen)
+{
+	return READ_ONCE(head->space_gen) != gen || READ_ONCE(head->dead);
+}
+
 /*
  * Waits until the ring slot for the next completion is empty. @intr: any
  * signal ends the wait, else only a fatal one; either way with -EINTR.
@@ -279,12 +285,12 @@ static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
 		 */
 		if (intr)
 			left = wait_event_interruptible_timeout(head->wait,
-					READ_ONCE(head->space_gen) != gen ||
-					READ_ONCE(head->dead), HZ / 10);
+								async_space_news(head, gen),
+								HZ / 10);
 		else
 			left = wait_event_killable_timeout(head->wait,
-					READ_ONCE(head->space_gen) != gen ||
-					READ_ONCE(head->dead), HZ / 10);
+							   async_space_news(head, gen),
+							   HZ / 10);
 		if (left < 0)
 			return -EINTR;
 	}
