@@ -71,17 +71,38 @@ static struct threadlet_mm *threadlet_mm_get(struct mm_struct *mm)
 /*
  * Returns a referenced head that @ahu names and that the calling thread
  * group registered, or NULL.
+ *
+ * The head that the caller's threadlet_reg caches (reg->head, referenced,
+ * see threadlet_reg_head()) answers without the registry's xarray walk if
+ * it is the one at @ahu and not dead: a dead head is out of the registry,
+ * so the cache can only miss where the walk would. A miss caches what the
+ * walk found. Only the task that carries the reg touches the cache, and a
+ * hand-off that moves the reg away from this task happens only inside
+ * this task's own sleeps, never during this function.
  */
 struct async_head *async_head_get(struct async_head_user __user *ahu)
 {
-	struct async_head *head;
+	struct threadlet_reg *reg = current->threadlet;
+	struct async_head *head = reg ? reg->head : NULL;
 
+	if (likely(head && head->uaddr == (unsigned long)ahu &&
+		   !READ_ONCE(head->dead))) {
+		/* The reg's reference keeps it above zero. */
+		refcount_inc(&head->refs);
+		return head;
+	}
 	rcu_read_lock();
 	head = async_head_lookup_rcu(current->mm, (unsigned long)ahu);
 	if (head && (head->tgid != task_tgid(current) ||
 		     !refcount_inc_not_zero(&head->refs)))
 		head = NULL;
 	rcu_read_unlock();
+	if (head && reg) {
+		refcount_inc(&head->refs);
+		if (reg->head)
+			async_head_put(reg->head);
+		reg->head = head;
+	}
 	return head;
 }
 
