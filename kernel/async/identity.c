@@ -28,11 +28,12 @@
  * (GDT TLS entries, selectors, I/O permissions, PKRU, CPUID and TSC
  * faulting, L1D flushing, the spare's 64-bit return frame).
  *
- * Locking: the swap runs under tasklist_lock for writing (pids, leader,
- * children), then the group's siglock (signal state, and the CPU timers
- * another thread may arm). Both are spinning locks, so this runs in the
- * scheduler hook of the sleeping head. comm is moved under each task's
- * alloc_lock, after those. Settings another thread changes by TID without
+ * Locking: the swap runs under the group's siglock (signal state, the CPU
+ * timers another thread may arm, exit, exec and job control), and only
+ * when it moves group leadership or children under tasklist_lock for
+ * writing first (threadlet_swap_global()). Both are spinning locks, so
+ * this runs in the scheduler hook of the sleeping head. comm is moved
+ * under each task's alloc_lock, after those. Settings another thread changes by TID without
  * those locks (nice, affinity, policy, ioprio, comm) may land on either
  * task while a hand-off runs: docs/task-state.md.
  */
@@ -467,20 +468,52 @@ static void swap_comm(struct task_struct *a, struct task_struct *b)
 }
 
 /*
+ * Whether the swap must take tasklist_lock: it moves group leadership or
+ * children (pid hashes, the tasks and sibling lists, real_parent), or a
+ * pdeath_signal that the exit of the process's parent reads under that
+ * lock. None of that changes under us unless we change it: only @head
+ * forks its children or gives up leadership, and @spare is claimed. A
+ * child another thread's exit re-parents to @head or @spare meanwhile
+ * stays with that kernel task, as if its exit had picked the other
+ * thread (find_new_reaper() takes any live thread).
+ */
+static bool threadlet_swap_global(struct task_struct *head,
+				  struct task_struct *spare)
+{
+	return thread_group_leader(head) ||
+	       !list_empty(&head->children) || !list_empty(&spare->children) ||
+	       head->pdeath_signal != spare->pdeath_signal;
+}
+
+/*
  * Gives @head's identity to @spare and @spare's to @head. @head is current,
  * about to sleep; @spare is parked and claimed, so it cannot run user code
  * or exit until told. Returns 0, or the THREADLET_FB_* reason, changing
  * nothing, when the two may not swap: THREADLET_FB_EXITING if the group
  * started to exit, exec or stop meanwhile.
+ *
+ * The common case (not the leader, no children) takes only the group's
+ * siglock: the TIDs move by exchange_tids(), whose readers use RCU, and
+ * what else moves is the two tasks' own. Exec, exit and job control set
+ * their flags under siglock, so they are seen here or wait for the swap.
+ * A tracer that attaches meanwhile holds tasklist_lock, not siglock: it
+ * attaches to the kernel task it looked up by TID, which may carry the
+ * other identity by then, as with any lookup by TID during a hand-off;
+ * from then on hand-offs of either are refused.
  */
 int threadlet_swap_identity(struct task_struct *head,
 			    struct task_struct *spare)
 {
 	struct sighand_struct *sighand = head->sighand;
+	bool global = threadlet_swap_global(head, spare);
 	int ret = 0;
 
-	write_lock_irq(&tasklist_lock);
-	spin_lock(&sighand->siglock);
+	if (global) {
+		write_lock_irq(&tasklist_lock);
+		spin_lock(&sighand->siglock);
+	} else {
+		spin_lock_irq(&sighand->siglock);
+	}
 	if ((head->signal->flags & SIGNAL_GROUP_EXIT) ||
 	    head->signal->group_exec_task ||
 	    (head->jobctl & JOBCTL_PENDING_MASK) ||
@@ -497,25 +530,30 @@ int threadlet_swap_identity(struct task_struct *head,
 		 spare->posix_cputimers.timers_active)
 		ret = THREADLET_FB_TASK;
 #endif
-	if (ret) {
-		spin_unlock(&sighand->siglock);
-		write_unlock_irq(&tasklist_lock);
-		return ret;
-	}
+	if (ret)
+		goto out;
 
 	exchange_tids(head, spare);
-	if (thread_group_leader(head))
-		threadlet_move_leader(head, spare);
-	swap_children(head, spare);
+	if (global) {
+		if (thread_group_leader(head))
+			threadlet_move_leader(head, spare);
+		swap_children(head, spare);
+	}
 	swap_signals(head, spare);
 	swap_user_pointers(head, spare);
 	swap_attributes(head, spare);
 
 	recalc_sigpending();
 	recalc_sigpending_and_wake(spare);
-	spin_unlock(&sighand->siglock);
-	write_unlock_irq(&tasklist_lock);
-
+out:
+	if (global) {
+		spin_unlock(&sighand->siglock);
+		write_unlock_irq(&tasklist_lock);
+	} else {
+		spin_unlock_irq(&sighand->siglock);
+	}
+	if (ret)
+		return ret;
 	swap_comm(head, spare);
 	rseq_set_notify_resume(head);
 	rseq_set_notify_resume(spare);
