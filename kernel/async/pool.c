@@ -290,12 +290,10 @@ long async_go_home(long ret)
 	unsigned long ip = READ_ONCE(a->home_ip), sp = READ_ONCE(a->home_sp);
 	struct pt_regs *regs = task_pt_regs(current);
 
-	if (threadlet_frame_ok(ip, sp)) {
-		regs->ip = ip;
-		regs->sp = sp;
-	} else {
+	if (threadlet_frame_ok(ip, sp))
+		arch_threadlet_set_frame(regs, ip, sp);
+	else
 		force_sig(SIGSEGV);
-	}
 	return ret;
 }
 

@@ -132,18 +132,44 @@ void arch_threadlet_swap_tls(struct task_struct *head,
 	head_tls->fsbase = head->thread.fsbase;
 	head_tls->gsbase = head->thread.gsbase;
 	do_arch_prctl_64(head, ARCH_SET_FS, spare->thread.fsbase);
-	do_arch_prctl_64(head, ARCH_SET_GS, spare->thread.gsbase);
+	/* Most programs leave GS alone: then the two bases are the same. */
+	if (spare->thread.gsbase != head_tls->gsbase)
+		do_arch_prctl_64(head, ARCH_SET_GS, spare->thread.gsbase);
+}
+
+/*
+ * Makes the system call that @regs belongs to return to user space at @ip
+ * with stack @sp: a resume point or a home frame. In a 64-bit task rcx and
+ * r11 mean nothing there (a system call clobbers them); set as the SYSCALL
+ * instruction sets them, they let the exit take SYSRET instead of IRET
+ * (do_syscall_64() checks them, the flags and the selectors).
+ */
+void arch_threadlet_set_frame(struct pt_regs *regs, unsigned long ip,
+			      unsigned long sp)
+{
+	regs->ip = ip;
+	regs->sp = sp;
+#ifdef CONFIG_X86_64
+	if (user_64bit_mode(regs)) {
+		regs->cx = ip;
+		regs->r11 = regs->flags;
+	}
+#endif
 }
 
 /*
  * Makes current return to user space at the head's resume point with the
- * head's TLS bases. Changing ip and sp makes the syscall exit use IRET.
+ * head's TLS bases.
  */
 void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 			   unsigned long sp, const struct threadlet_tls *tls)
 {
 	do_arch_prctl_64(current, ARCH_SET_FS, tls->fsbase);
-	do_arch_prctl_64(current, ARCH_SET_GS, tls->gsbase);
-	regs->ip = ip;
-	regs->sp = sp;
+	/*
+	 * thread.gsbase is current's live user GS base: saved when it
+	 * parked (arch_threadlet_park()), or restored from there since.
+	 */
+	if (current->thread.gsbase != tls->gsbase)
+		do_arch_prctl_64(current, ARCH_SET_GS, tls->gsbase);
+	arch_threadlet_set_frame(regs, ip, sp);
 }

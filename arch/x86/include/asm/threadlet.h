@@ -25,5 +25,7 @@ void arch_threadlet_swap_tls(struct task_struct *head,
 			     struct threadlet_tls *head_tls);
 void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 			   unsigned long sp, const struct threadlet_tls *tls);
+void arch_threadlet_set_frame(struct pt_regs *regs, unsigned long ip,
+			      unsigned long sp);
 
 #endif /* _ASM_X86_THREADLET_H */
