@@ -2333,6 +2333,13 @@ static void fork_child(struct rng *r, int exec_it)
 	signal(SIGALRM, SIG_DFL);
 	alarm(3);
 	g_sh = NULL;		/* violations are reported by the exit status */
+	/*
+	 * This thread's TLS is a copy of the forking thread's: t_self still
+	 * names the parent's slot (its tid0 the parent thread's TID), which
+	 * is no thread of this process. fz_fn() would take the child for a
+	 * threadlet that runs with another thread's TLS.
+	 */
+	t_self = NULL;
 	if (g.sharedpage && chance(r, 300)) {
 		/* The area a thread of the parent may have: shared across processes. */
 		struct threadlet_area *sa = (struct threadlet_area *)(g.sharedpage + below(r, MAX_THR) * 128);
