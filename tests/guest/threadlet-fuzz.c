@@ -283,7 +283,7 @@ static __thread int t_injecting;
 static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void violation(const char *fmt, ...)
 {
-	char buf[240];
+	char buf[480];
 	va_list ap;
 	uint32_t i;
 
@@ -298,8 +298,10 @@ static void violation(const char *fmt, ...)
 	if (g_sh) {
 		__atomic_add_fetch(&g_sh->violations, 1, __ATOMIC_SEQ_CST);
 		i = __atomic_fetch_add(&g_sh->nmsg, 1, __ATOMIC_SEQ_CST);
-		if (i < NVIOL)
-			memcpy(g_sh->msg[i], buf, sizeof(buf));
+		if (i < NVIOL) {
+			memcpy(g_sh->msg[i], buf, sizeof(g_sh->msg[i]) - 1);
+			g_sh->msg[i][sizeof(g_sh->msg[i]) - 1] = 0;
+		}
 	}
 	say("VIOLATION: %s (tid %d)", buf, (int)RS0(SYS_gettid));
 }
@@ -433,6 +435,7 @@ static const char *const op_name[OP_NR] = {
 struct thr {
 	int used, alive, role, idx;
 	int tid0, curtid, op;
+	pthread_t pself;		/* pthread_self() at thread_setup(): its TLS */
 	struct rng rng;
 	char *rawpage;			/* page for this thread's raw areas */
 	struct threadlet_area *rawarea;	/* registered raw area (NULL: TLS area) */
@@ -567,11 +570,64 @@ static struct {
 
 	int failnth;			/* /proc/thread-self/fail-nth exists */
 	char self_exe[256];
+
+	/*
+	 * Who last marked each slot dead, and whom thr_new() gave it to
+	 * since: kept apart from struct thr, which thr_new() clears, so that
+	 * a thread that finds its slot taken can say by whom.
+	 */
+	struct {
+		int site, by_tid, by_role, op, owner_tid, next_gen, own_tls;
+		long long when;
+	} dead[MAX_THR];
 } g;
 
 static struct async_head_user lib_ahu[NLIB] __attribute__((aligned(4096)));
 static struct async_head_user never_ahu[2] __attribute__((aligned(64)));
 static __thread struct thr *t_self;
+
+enum {
+	DS_NONE, DS_RAW_EXIT, DS_LANDED, DS_LAND, DS_KAMIKAZE, DS_DTOR, DS_START,
+	DS_SPAWNED_EXIT, DS_PARKER_EXIT, DS_MAIN_END, DS_NR
+};
+static const char *const ds_name[DS_NR] = {
+	"-", "fn_raw_exit", "fz_landed", "op_land", "kamikaze", "thr_dtor", "thr_start",
+	"spawned_exit", "parker_exit", "thread_main_end",
+};
+
+/* What g.dead says of slot @i, for a violation message. */
+static const char *dead_str(int i, char *buf, size_t len)
+{
+	if (i < 0 || i >= MAX_THR || !g.dead[i].site) {
+		snprintf(buf, len, "slot %d never marked dead", i);
+		return buf;
+	}
+	snprintf(buf, len, "slot %d: marked dead at %s by tid %d (%s, %s TLS) %lld us ago, owner %d, op %s, %d reuses",
+		 i, ds_name[g.dead[i].site], g.dead[i].by_tid,
+		 g.dead[i].by_role >= 0 ? role_name[g.dead[i].by_role] : "no slot",
+		 g.dead[i].own_tls ? "its" : "another",
+		 (now_ns() - g.dead[i].when) / 1000, g.dead[i].owner_tid,
+		 g.dead[i].op >= 0 && g.dead[i].op < OP_NR ? op_name[g.dead[i].op] : "?",
+		 g.dead[i].next_gen);
+	return buf;
+}
+
+/* Marks @t dead from site @site, remembering who did it (see g.dead). */
+static void thr_dead(struct thr *t, int site)
+{
+	int i = t->idx;
+
+	if (i < 0 || i >= MAX_THR)
+		return;
+	g.dead[i].site = site;
+	g.dead[i].by_tid = (int)RS0(SYS_gettid);
+	g.dead[i].by_role = t_self ? t_self->role : -1;
+	g.dead[i].op = t->op;
+	g.dead[i].owner_tid = t->tid0;
+	g.dead[i].own_tls = pthread_equal(pthread_self(), t->pself);
+	g.dead[i].when = now_ns();
+	__atomic_store_n(&t->alive, 0, __ATOMIC_RELEASE);
+}
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -907,7 +963,7 @@ static long fz_fn(void *data)
 	case FN_RAW_EXIT:
 		fn_block(j, (int)(j->arg % 2) ? FN_SLEEP : FN_NOOP);
 		if (t_self)
-			t_self->alive = 0;
+			thr_dead(t_self, DS_RAW_EXIT);
 		RS1(SYS_exit, 0);
 		break;
 	case FN_EXEC: {
@@ -926,9 +982,13 @@ static long fz_fn(void *data)
 		break;
 	}
 	/* A hand-off moves TID and TLS together: whoever we are, both agree. */
-	if (t_self && t_self->tid0 && t_self->tid0 != (int)RS0(SYS_gettid))
-		violation("threadlet (fn %d) runs with the TLS of %s %d but TID %d", j->kind,
-			  role_name[t_self->role], t_self->tid0, (int)RS0(SYS_gettid));
+	if (t_self && t_self->tid0 && t_self->tid0 != (int)RS0(SYS_gettid)) {
+		char d[160];
+
+		violation("threadlet (fn %d) runs with the TLS of %s %d but TID %d; %s", j->kind,
+			  role_name[t_self->role], t_self->tid0, (int)RS0(SYS_gettid),
+			  dead_str(t_self->idx, d, sizeof(d)));
+	}
 	return complete_threadlet_fn(j->event, j->ahu);
 }
 
@@ -982,7 +1042,7 @@ void fz_landed(void)
 		violation("a head handed off by a raw threadlet_on found its area still on (%ld)", r);
 	stat_inc(ST_LANDED);
 	if (t_self)
-		t_self->alive = 0;	/* the worker whose identity this is */
+		thr_dead(t_self, DS_LANDED);	/* the worker whose identity this is */
 	for (;;)
 		RS1(SYS_exit, 0);
 }
@@ -2007,7 +2067,7 @@ static void op_land(struct thr *t)
 		return;
 	}
 	if (t_self)
-		t_self->alive = 0;
+		thr_dead(t_self, DS_LAND);
 	for (;;)
 		RS1(SYS_exit, 0);
 }
@@ -2685,7 +2745,7 @@ static void op_kamikaze(struct thr *t)
 		return;
 	/* Handed off: the spare dies at the wild frame; we have its identity. */
 	if (t_self)
-		t_self->alive = 0;
+		thr_dead(t_self, DS_KAMIKAZE);
 	for (;;)
 		RS1(SYS_exit, 0);
 }
@@ -2773,7 +2833,7 @@ static void thr_dtor(void *p)
 	struct thr *t = p;
 
 	if (t)
-		t->alive = 0;
+		thr_dead(t, DS_DTOR);
 }
 
 static struct thr *thr_new(int role, struct rng *r)
@@ -2784,6 +2844,8 @@ static struct thr *thr_new(int role, struct rng *r)
 	for (int i = 0; i < MAX_THR; i++) {
 		if (!g.thr[i].used || !g.thr[i].alive) {
 			t = &g.thr[i];
+			if (t->used)
+				g.dead[i].next_gen++;
 			memset(t, 0, sizeof(*t));
 			t->used = 1;
 			t->alive = 1;
@@ -2815,13 +2877,14 @@ static int thr_start(struct thr *t)
 	ret = pthread_create(&pt, &at, thread_main, t);
 	pthread_attr_destroy(&at);
 	if (ret)
-		t->alive = 0;
+		thr_dead(t, DS_START);
 	return ret;
 }
 
 static void thread_setup(struct thr *t)
 {
 	t_self = t;
+	t->pself = pthread_self();
 	pthread_setspecific(g.key, t);
 	t->tid0 = t->curtid = (int)RS0(SYS_gettid);
 	g_sh->flight[t->idx].tid = t->tid0;
@@ -2838,12 +2901,14 @@ static void thread_setup(struct thr *t)
 static void check_identity(struct thr *t, int last_op)
 {
 	int tid = (int)RS0(SYS_gettid);
+	char d[160];
 
 	if (tid == t->tid0 && t_self == t)
 		return;
-	violation("%s %d runs as TID %d (TLS of %s %d) after op %s", role_name[t->role], t->tid0,
-		  tid, t_self ? role_name[t_self->role] : "?", t_self ? t_self->tid0 : 0,
-		  op_name[last_op]);
+	violation("%s %d runs as TID %d (TLS of %s %d, %s pthread) after op %s; %s", role_name[t->role],
+		  t->tid0, tid, t_self ? role_name[t_self->role] : "?", t_self ? t_self->tid0 : 0,
+		  pthread_equal(pthread_self(), t->pself) ? "its" : "another",
+		  op_name[last_op], dead_str(t->idx, d, sizeof(d)));
 	rogue_return("a thread's loop runs with another identity");
 }
 
@@ -2865,7 +2930,7 @@ static void worker_loop(struct thr *t)
 		case 0:
 			pthread_exit(NULL);
 		case 1:
-			t->alive = 0;
+			thr_dead(t, DS_SPAWNED_EXIT);
 			for (;;)
 				RS1(SYS_exit, 0);
 		default:
@@ -2907,7 +2972,7 @@ static void parker_loop(struct thr *t)
 				/* Exit where a parked thread would be. */
 				if (chance(r, 500))
 					pthread_exit(NULL);
-				t->alive = 0;
+				thr_dead(t, DS_PARKER_EXIT);
 				for (;;)
 					RS1(SYS_exit, 0);
 			}
@@ -3237,7 +3302,7 @@ static void *thread_main(void *arg)
 	case R_REAPER: reaper_loop(t); break;
 	}
 	/* Leave without touching pthread state a hand-off may have moved. */
-	t->alive = 0;
+	thr_dead(t, DS_MAIN_END);
 	for (;;)
 		RS1(SYS_exit, 0);
 	return NULL;
