@@ -178,6 +178,9 @@ static struct async_head *async_head_alloc(struct async_head_user *k,
 		return ERR_PTR(-EINVAL);
 	if (!IS_ALIGNED(k->completion_ring, sizeof(u64)))
 		return ERR_PTR(-EINVAL);
+	if (k->low_watermark > k->max_cachemiss_threads ||
+	    k->idle_timeout_ms > ASYNC_MAX_IDLE_MS)
+		return ERR_PTR(-EINVAL);
 	if (!access_ok(u64_to_user_ptr(k->completion_ring), k->ring_size_bytes))
 		return ERR_PTR(-EFAULT);
 
@@ -190,6 +193,8 @@ static struct async_head *async_head_alloc(struct async_head_user *k,
 	head->ring = u64_to_user_ptr(k->completion_ring);
 	head->ring_mask = entries - 1;
 	head->max_threads = k->max_cachemiss_threads;
+	head->low_watermark = k->low_watermark;
+	head->idle = msecs_to_jiffies(k->idle_timeout_ms);
 	raw_spin_lock_init(&head->lock);
 	INIT_LIST_HEAD(&head->parked);
 	mutex_init(&head->post_lock);

@@ -42,6 +42,8 @@ struct threadlet_reg {
 	 * max_threads (async_park()). Cleared when it parks.
 	 */
 	bool				cachemiss;
+	/* Went home with ASYNC_GROW: its next park ends head->grow_busy. */
+	bool				grower;
 	/*
 	 * A syslet completion this identity owes @held_head (referenced):
 	 * a signal came while its completer waited for ring space, and the
@@ -77,11 +79,22 @@ struct async_head {
 	u32				ring_mask;
 	u32				max_threads;
 
-	/* parked, nr_parked, dead; dead is also set under post_lock */
+	/* parked, nr_parked, dead, grow_*; dead is also set under post_lock */
 	raw_spinlock_t			lock;
 	struct list_head		parked;
 	u32				nr_parked;
 	bool				dead;
+	/*
+	 * Elastic pool: low_watermark and idle (jiffies, 0: never) are
+	 * fixed at registration. grow_busy: a thread went home with
+	 * ASYNC_GROW and has not parked again; grow_pending: a hand-off
+	 * found too few parked and no thread to send, so the next thread
+	 * that comes to park goes instead.
+	 */
+	u32				low_watermark;
+	unsigned long			idle;
+	bool				grow_busy;
+	bool				grow_pending;
 
 	struct mutex			post_lock;	/* kidx and ring slots */
 	u64				kidx;		/* completions posted */
@@ -103,6 +116,8 @@ enum async_park_state {
 	ASYNC_HANDOFF,		/* return to user space as the head */
 	ASYNC_SHUTDOWN,		/* the head was unregistered: go home */
 	ASYNC_ABORTED,		/* hand-off abandoned: the group is exiting */
+	ASYNC_GROW_HOME,	/* go home with ASYNC_GROW: start more threads */
+	ASYNC_IDLE,		/* parked idle_timeout_ms unclaimed: go home */
 };
 
 struct async_parker {

@@ -88,30 +88,60 @@ static struct async_head *threadlet_reg_head(struct task_struct *tsk,
 	return head;
 }
 
+/* The first thread parked on @head other than @tsk, or NULL. */
+static struct async_parker *async_first_parked(struct async_head *head,
+					       struct task_struct *tsk)
+{
+	struct async_parker *p;
+
+	list_for_each_entry(p, &head->parked, node)
+		if (p->task != tsk)
+			return p;
+	return NULL;
+}
+
 /*
  * Takes the first thread parked on @head other than @tsk; NULL if there is
  * none. A parked thread never hands itself off (it is pinned, see
  * async_park()), so @tsk is only ever skipped defensively.
+ *
+ * An elastic pool (low_watermark) left with fewer parked threads than
+ * that sends one more of them home to start threads (ASYNC_GROW): it is
+ * taken off the list here and returned in @grower for the caller to wake
+ * (under rcu_read_lock(), as it may go as soon as it sees its state).
+ * With none left, the next thread that comes to park goes instead.
  */
 static struct async_parker *async_claim(struct async_head *head,
-					struct task_struct *tsk)
+					struct task_struct *tsk,
+					struct task_struct **grower)
 {
-	struct async_parker *p;
+	struct async_parker *p = NULL, *g;
 
 	raw_spin_lock(&head->lock);
-	if (!head->dead) {
-		list_for_each_entry(p, &head->parked, node) {
-			if (p->task == tsk)
-				continue;
-			list_del_init(&p->node);
-			head->nr_parked--;
-			WRITE_ONCE(p->state, ASYNC_CLAIMED);
-			raw_spin_unlock(&head->lock);
-			return p;
-		}
+	if (head->dead)
+		goto out;
+	p = async_first_parked(head, tsk);
+	if (p) {
+		list_del_init(&p->node);
+		head->nr_parked--;
+		WRITE_ONCE(p->state, ASYNC_CLAIMED);
 	}
+	if (head->nr_parked >= head->low_watermark || head->grow_busy)
+		goto out;
+	g = async_first_parked(head, tsk);
+	if (!g) {
+		head->grow_pending = true;
+		goto out;
+	}
+	list_del_init(&g->node);
+	head->nr_parked--;
+	head->grow_busy = true;
+	*grower = g->task;
+	/* Pairs with async_park()'s acquire: the parker may go. */
+	smp_store_release(&g->state, ASYNC_GROW_HOME);
+out:
 	raw_spin_unlock(&head->lock);
-	return NULL;
+	return p;
 }
 
 /* Gives a claimed thread back, or lets it go if its head died meanwhile. */
@@ -151,9 +181,9 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 {
 	struct threadlet_area *a = reg->karea;
 	unsigned long ip = READ_ONCE(a->head_ip), sp = READ_ONCE(a->head_sp);
+	struct task_struct *spare, *grower = NULL;
 	struct async_head *head;
 	struct async_parker *p;
-	struct task_struct *spare;
 	int ret;
 
 	ret = threadlet_check_head(tsk, sleeping);
@@ -168,7 +198,9 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 		rcu_read_unlock();
 		return THREADLET_FB_NO_HEAD;
 	}
-	p = async_claim(head, tsk);
+	p = async_claim(head, tsk, &grower);
+	if (grower)
+		wake_up_process(grower);
 	if (!p) {
 		rcu_read_unlock();
 		return THREADLET_FB_NO_SPARE;
@@ -299,7 +331,9 @@ long async_go_home(long ret)
 
 /*
  * Parks the caller on @head until a sleeping threadlet claims it, @head is
- * unregistered, or a signal arrives. The parker lives on this stack, so
+ * unregistered, a signal arrives, it stays unclaimed for the head's idle
+ * time, or an elastic pool needs it to start threads (ASYNC_GROW, also
+ * instead of parking: see async_claim()). The parker lives on this stack, so
  * the caller must not leave before whoever took it off the list is done
  * with it: that is what ASYNC_CLAIMED waits for.
  *
@@ -312,16 +346,29 @@ long async_park(struct async_head *head)
 {
 	struct async_parker p = { .task = current, .state = ASYNC_PARKED };
 	struct threadlet_reg *reg = current->threadlet;
+	long left = head->idle ?: MAX_SCHEDULE_TIMEOUT;
 	bool member = reg->cachemiss;
 	int state, pin;
 
 	/* What a claimer reads from this thread, saved before it can claim. */
 	arch_threadlet_park();
 	raw_spin_lock(&head->lock);
+	if (reg->grower) {
+		reg->grower = false;
+		head->grow_busy = false;
+	}
 	if (head->dead ||
 	    (!member && head->nr_parked >= head->max_threads)) {
 		raw_spin_unlock(&head->lock);
 		return head->dead ? async_go_home(0) : -EBUSY;
+	}
+	if (head->grow_pending && !head->grow_busy) {
+		/* A hand-off found the pool short and no one to send. */
+		head->grow_pending = false;
+		head->grow_busy = true;
+		raw_spin_unlock(&head->lock);
+		reg->grower = true;
+		return async_go_home(ASYNC_GROW);
 	}
 	reg->cachemiss = false;
 	list_add(&p.node, &head->parked);
@@ -338,20 +385,21 @@ long async_park(struct async_head *head)
 		state = smp_load_acquire(&p.state);
 		if (state != ASYNC_PARKED && state != ASYNC_CLAIMED)
 			break;
-		if (state == ASYNC_PARKED && signal_pending(current)) {
+		if (state == ASYNC_PARKED && (signal_pending(current) || !left)) {
 			raw_spin_lock(&head->lock);
 			if (READ_ONCE(p.state) == ASYNC_PARKED) {
 				list_del_init(&p.node);
 				head->nr_parked--;
-				p.state = ASYNC_ABORTED;
+				p.state = left ? ASYNC_ABORTED : ASYNC_IDLE;
 			}
 			raw_spin_unlock(&head->lock);
 			continue;
 		}
-		if (state == ASYNC_CLAIMED && signal_pending(current))
-			cpu_relax();	/* the claimer holds only spinlocks */
+		/* Claimed: the claimer holds only spinlocks, so wait here. */
+		if (state == ASYNC_CLAIMED && (signal_pending(current) || !left))
+			cpu_relax();
 		else
-			schedule();
+			left = schedule_timeout(left);
 	}
 	__set_current_state(TASK_RUNNING);
 	threadlet_unpin(pin);
@@ -377,6 +425,11 @@ long async_park(struct async_head *head)
 		return 0;
 	case ASYNC_SHUTDOWN:
 		return async_go_home(0);
+	case ASYNC_GROW_HOME:
+		reg->grower = true;
+		return async_go_home(ASYNC_GROW);
+	case ASYNC_IDLE:
+		return async_go_home(-ETIMEDOUT);
 	default:
 		return async_go_home(-EINTR);
 	}

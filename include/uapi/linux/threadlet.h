@@ -89,6 +89,14 @@ enum threadlet_fallback {
  * that finds its slot still full sets ASYNC_HEAD_RING_WAITERS and waits;
  * user space that sees the flag after consuming calls async_wait() with
  * min_wait_events == 0 to let it go on. Events are never dropped.
+ *
+ * Elastic pools. With low_watermark set, a hand-off that leaves fewer
+ * threads parked than that sends one more parked thread home with
+ * ASYNC_GROW (or, if none is left, the next thread that comes to park), to
+ * start more threads and park again; one at a time. With idle_timeout_ms
+ * set, a thread parked that long without being claimed goes home with
+ * -ETIMEDOUT, to end if the pool has more threads than it needs. Both are
+ * read at registration; 0 turns them off.
  */
 struct async_head_user {
 	__u64 kernel_ring_idx;
@@ -97,9 +105,16 @@ struct async_head_user {
 	__u64 ring_size_bytes;
 	__u64 max_cachemiss_threads;
 	__u32 flags;		/* ASYNC_HEAD_* set by the kernel */
-	__u32 __reserved0;
-	__u64 __reserved[2];
+	__u32 low_watermark;	/* <= max_cachemiss_threads */
+	__u64 idle_timeout_ms;	/* <= ASYNC_MAX_IDLE_MS */
+	__u64 __reserved;
 };
+
+/*
+ * What async_thread() returns at a home frame besides 0 (the head was
+ * unregistered), -EINTR (a signal) and -ETIMEDOUT (idle_timeout_ms).
+ */
+#define ASYNC_GROW		1	/* the pool is short of parked threads */
 
 /* async_head_user.flags */
 #define ASYNC_HEAD_RING_WAITERS	(1U << 0)
@@ -112,6 +127,7 @@ struct async_head_user {
 #define ASYNC_RING_MAX_ENTRIES	(1U << 16)
 #define ASYNC_MAX_CACHEMISS	1024
 #define ASYNC_MAX_HEADS		256	/* per process; more: EMFILE */
+#define ASYNC_MAX_IDLE_MS	3600000	/* idle_timeout_ms: one hour */
 
 /*
  * Syslets: a chain of system calls ("atoms") that async_exec() runs in the
