@@ -382,7 +382,7 @@ static int head_init(int c)
 	int r;
 
 	memset(&ahu, 0, sizeof(ahu));
-	if ((r = async_head_init(&ahu, 64, c))) {
+	if ((r = async_head_init_pool(&ahu, 64, c, c))) {
 		FAIL("async_head_init: %s\n", strerror(-r));
 		return -1;
 	}

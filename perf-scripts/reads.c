@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	if (wflag && data_write(path))
 		return 1;
 	fd = open(path, O_RDONLY);
-	if (fd < 0 || async_head_init(&ahu, 64, N)) {
+	if (fd < 0 || async_head_init_pool(&ahu, 64, N, N)) {
 		perror("setup");
 		return 1;
 	}

@@ -41,12 +41,44 @@ extern "C" {
 #define __NR_async_exec		457
 #define __NR_umem_add		458
 
-/* Set up @ahu: a ring of @ring_entries (a power of two) completions and a
- * pool of @max_cachemiss_threads parked threads. */
+/*
+ * Set up @ahu: a ring of @ring_entries (a power of two) completions and an
+ * elastic pool of cache-miss threads: @min_threads started now (the call
+ * returns when they are parked), more started on demand up to
+ * @max_threads, those above @min_threads ending when idle. With
+ * min == max the pool is fixed. Returns 0 or -errno (-EINVAL, -EBUSY for
+ * a head already set up, -ENOMEM, -EAGAIN when the first threads cannot
+ * be started).
+ *
+ * Growth: when a hand-off leaves fewer than TL_POOL_LOW (or min, if
+ * smaller) threads parked, the kernel sends one parked thread back here to
+ * start half again as many threads as the pool has (at least TL_POOL_LOW),
+ * never more than max; a hand-off never waits for it (with no spare
+ * parked, a threadlet runs in place). A thread that cannot be started
+ * (RLIMIT_NPROC, a pids cgroup) is counted, not reported as an error.
+ * Shrinking: a thread parked TL_POOL_IDLE_MS unused ends if the pool has
+ * more than min.
+ */
+#define TL_POOL_MIN		16	/* async_head_init()'s min */
+#define TL_POOL_LOW		4	/* low watermark and least growth */
+#define TL_POOL_IDLE_MS		1000	/* idle time before a thread ends */
+int async_head_init_pool(struct async_head_user *ahu, unsigned int ring_entries,
+			 unsigned int min_threads, unsigned int max_threads);
+/* async_head_init_pool() with min = min(max, TL_POOL_MIN). */
 int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
 		    unsigned int max_cachemiss_threads);
-/* Wake and join the pool (waits for threadlets still running), free the ring. */
+/* Ends the pool (waits for threadlets still running), frees the ring. */
 void async_head_exit(struct async_head_user *ahu);
+
+struct async_pool_stats {
+	unsigned int min, max;
+	unsigned int threads;		/* started and not ended */
+	unsigned long grown;		/* threads started on demand */
+	unsigned long grow_failed;	/* threads that could not be started */
+	unsigned long idle_exits;	/* threads that ended idle */
+};
+/* The pool's figures; -EINVAL if @ahu has no pool of this library. */
+int async_head_pool_stats(struct async_head_user *ahu, struct async_pool_stats *st);
 /* Next completion or NULL; advances user_ring_idx. */
 void *async_ring_pop(struct async_head_user *ahu);
 /* Sleep until @min_wait_events completions are past @user_ring_idx.

@@ -9,6 +9,8 @@
  * task: no state of the library is tied to a kernel task.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -82,12 +84,23 @@ _Static_assert(TL_LIB_UNREGISTERED == 1, "TL_LIB_UNREGISTERED");
 static __thread struct async_head_user *tl_pool_ahu
 	__attribute__((tls_model("initial-exec")));
 
+/*
+ * A pool of cache-miss threads: min started by async_head_init_pool(),
+ * more started by a pool thread the kernel sends home with ASYNC_GROW (up
+ * to max), threads above min ending after TL_POOL_IDLE_MS parked unused.
+ * The threads are detached: nr_threads counts those started and not
+ * ending (changed only by compare-and-swap against min and max), live
+ * those still in tl_pool_main(), which async_head_exit() waits to reach 0
+ * (a futex) before it frees the pool.
+ */
 struct tl_pool {
 	struct tl_pool *next;
 	struct async_head_user *ahu;
+	unsigned int min, max;
 	unsigned int nr_threads;
+	unsigned int live;
+	unsigned long grown, grow_failed, idle_exits;
 	int error;		/* -errno of a pool thread that could not start */
-	pthread_t threads[];
 };
 
 /*
@@ -361,10 +374,80 @@ void tl_fn_returned_slow(void *data)
 
 static pthread_mutex_t tl_pools_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void *tl_pool_main(void *arg);
+
+/* Starts one detached pool thread, counted in nr_threads and live. */
+static int tl_pool_start(struct tl_pool *pool)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int ret;
+
+	__atomic_add_fetch(&pool->live, 1, __ATOMIC_ACQ_REL);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ret = -pthread_create(&t, &attr, tl_pool_main, pool);
+	pthread_attr_destroy(&attr);
+	if (ret && __atomic_sub_fetch(&pool->live, 1, __ATOMIC_ACQ_REL) == 0)
+		syscall(SYS_futex, &pool->live, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	return ret;
+}
+
+/* Reserves a place for one more thread, if the pool has fewer than max. */
+static int tl_pool_reserve(struct tl_pool *pool)
+{
+	unsigned int n = __atomic_load_n(&pool->nr_threads, __ATOMIC_RELAXED);
+
+	do {
+		if (n >= pool->max)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&pool->nr_threads, &n, n + 1, 0,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return 1;
+}
+
+/*
+ * ASYNC_GROW: the kernel found fewer than the low watermark parked. Start
+ * half again as many threads as the pool has (at least the watermark), up
+ * to max. A thread that cannot be started (RLIMIT_NPROC, the cgroup's
+ * pids limit, memory) is counted in grow_failed; the hand-offs that find
+ * no spare meanwhile run in place, as they always may.
+ */
+static void tl_pool_grow(struct tl_pool *pool)
+{
+	unsigned int n = __atomic_load_n(&pool->nr_threads, __ATOMIC_RELAXED) / 2;
+
+	if (n < TL_POOL_LOW)
+		n = TL_POOL_LOW;
+	while (n-- && tl_pool_reserve(pool)) {
+		if (tl_pool_start(pool)) {
+			__atomic_sub_fetch(&pool->nr_threads, 1, __ATOMIC_ACQ_REL);
+			__atomic_add_fetch(&pool->grow_failed, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		__atomic_add_fetch(&pool->grown, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* -ETIMEDOUT: end this thread if the pool has more than min. */
+static int tl_pool_shrink(struct tl_pool *pool)
+{
+	unsigned int n = __atomic_load_n(&pool->nr_threads, __ATOMIC_RELAXED);
+
+	do {
+		if (n <= pool->min)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&pool->nr_threads, &n, n - 1, 0,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	__atomic_add_fetch(&pool->idle_exits, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /*
  * A pool thread: registers its area, marks its identity as a cache-miss
- * thread and parks. It comes back to tl_park_home() only when the pool
- * ends (0), on a signal (-EINTR: park again) or on an error.
+ * thread and parks. It comes back to tl_park_home() when the pool ends
+ * (0), on a signal (-EINTR: park again), to start threads (ASYNC_GROW),
+ * after its idle time (-ETIMEDOUT: end, or park again) or on an error.
  */
 static void *tl_pool_main(void *arg)
 {
@@ -379,16 +462,32 @@ static void *tl_pool_main(void *arg)
 	if (ret) {
 		/* async_head_init() reports it (RLIMIT_MEMLOCK: -ENOMEM). */
 		__atomic_store_n(&pool->error, (int)ret, __ATOMIC_RELEASE);
-		return NULL;
+		goto out;
 	}
 	__threadlet_area.lib_flags |= TL_LIB_CACHEMISS;
 	tl_pool_ahu = ahu;
-	do
+	for (;;) {
 		ret = tl_park_home(&__threadlet_area, ahu);
-	while (ret == -EINTR);
+		if (ret == ASYNC_GROW)
+			tl_pool_grow(pool);
+		else if (ret == -ETIMEDOUT ? tl_pool_shrink(pool) : ret != -EINTR)
+			break;
+	}
 	__threadlet_area.lib_flags &= ~TL_LIB_CACHEMISS;
 	tl_unregister();
+out:
+	if (__atomic_sub_fetch(&pool->live, 1, __ATOMIC_ACQ_REL) == 0)
+		syscall(SYS_futex, &pool->live, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	return NULL;
+}
+
+/* Waits until every thread of @pool has left tl_pool_main(). */
+static void tl_pool_wait_gone(struct tl_pool *pool)
+{
+	unsigned int n;
+
+	while ((n = __atomic_load_n(&pool->live, __ATOMIC_ACQUIRE)))
+		syscall(SYS_futex, &pool->live, FUTEX_WAIT_PRIVATE, n, NULL, NULL, 0);
 }
 
 long async_head_parked(struct async_head_user *ahu)
@@ -439,17 +538,17 @@ static int tl_pool_wait_parked(struct tl_pool *pool, unsigned int n)
 	return -ETIMEDOUT;
 }
 
-int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
-		    unsigned int max_cachemiss_threads)
+int async_head_init_pool(struct async_head_user *ahu, unsigned int ring_entries,
+			 unsigned int min_threads, unsigned int max_threads)
 {
 	struct tl_pool *pool;
 	uint64_t *ring;
 	unsigned int i;
-	int ret;
+	int ret = 0;
 
 	if (!ahu || !ring_entries || (ring_entries & (ring_entries - 1)) ||
-	    ring_entries > ASYNC_RING_MAX_ENTRIES || !max_cachemiss_threads ||
-	    max_cachemiss_threads > ASYNC_MAX_CACHEMISS)
+	    ring_entries > ASYNC_RING_MAX_ENTRIES || !min_threads ||
+	    min_threads > max_threads || max_threads > ASYNC_MAX_CACHEMISS)
 		return -EINVAL;
 	pthread_mutex_lock(&tl_pools_lock);
 	for (pool = tl_pools; pool && pool->ahu != ahu; pool = pool->next)
@@ -457,8 +556,7 @@ int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
 	pthread_mutex_unlock(&tl_pools_lock);
 	if (pool)
 		return -EBUSY;
-	pool = calloc(1, sizeof(*pool) +
-		      max_cachemiss_threads * sizeof(pthread_t));
+	pool = calloc(1, sizeof(*pool));
 	ring = calloc(ring_entries, sizeof(*ring));
 	if (!pool || !ring) {
 		free(pool);
@@ -468,24 +566,28 @@ int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
 	memset(ahu, 0, sizeof(*ahu));
 	ahu->completion_ring = (uintptr_t)ring;
 	ahu->ring_size_bytes = ring_entries * sizeof(*ring);
-	ahu->max_cachemiss_threads = max_cachemiss_threads;
+	ahu->max_cachemiss_threads = max_threads;
+	if (min_threads < max_threads) {
+		ahu->low_watermark = TL_POOL_LOW < min_threads ? TL_POOL_LOW : min_threads;
+		ahu->idle_timeout_ms = TL_POOL_IDLE_MS;
+	}
 	if (syscall(__NR_async_register, ahu, sizeof(*ahu), 0)) {
 		ret = -errno;
 		goto fail;
 	}
 	pool->ahu = ahu;
-	for (i = 0; i < max_cachemiss_threads; i++) {
-		ret = -pthread_create(&pool->threads[i], NULL, tl_pool_main, pool);
-		if (ret)
-			break;
-		pool->nr_threads++;
+	pool->min = min_threads;
+	pool->max = max_threads;
+	for (i = 0; i < min_threads && !ret; i++) {
+		ret = tl_pool_start(pool);
+		if (!ret)
+			pool->nr_threads++;
 	}
 	if (!ret)
 		ret = tl_pool_wait_parked(pool, pool->nr_threads);
 	if (ret) {
 		syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_UNREGISTER);
-		for (i = 0; i < pool->nr_threads; i++)
-			pthread_join(pool->threads[i], NULL);
+		tl_pool_wait_gone(pool);
 		goto fail;
 	}
 	pthread_mutex_lock(&tl_pools_lock);
@@ -500,10 +602,45 @@ fail:
 	return ret;
 }
 
+int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
+		    unsigned int max_cachemiss_threads)
+{
+	unsigned int min = max_cachemiss_threads;
+
+	if (min > TL_POOL_MIN)
+		min = TL_POOL_MIN;
+	return async_head_init_pool(ahu, ring_entries, min, max_cachemiss_threads);
+}
+
+static struct tl_pool *tl_pool_find(struct async_head_user *ahu)
+{
+	struct tl_pool *pool;
+
+	pthread_mutex_lock(&tl_pools_lock);
+	for (pool = tl_pools; pool && pool->ahu != ahu; pool = pool->next)
+		;
+	pthread_mutex_unlock(&tl_pools_lock);
+	return pool;
+}
+
+int async_head_pool_stats(struct async_head_user *ahu, struct async_pool_stats *st)
+{
+	struct tl_pool *pool = tl_pool_find(ahu);
+
+	if (!pool || !st)
+		return -EINVAL;
+	st->min = pool->min;
+	st->max = pool->max;
+	st->threads = __atomic_load_n(&pool->nr_threads, __ATOMIC_RELAXED);
+	st->grown = __atomic_load_n(&pool->grown, __ATOMIC_RELAXED);
+	st->grow_failed = __atomic_load_n(&pool->grow_failed, __ATOMIC_RELAXED);
+	st->idle_exits = __atomic_load_n(&pool->idle_exits, __ATOMIC_RELAXED);
+	return 0;
+}
+
 void async_head_exit(struct async_head_user *ahu)
 {
 	struct tl_pool **pp, *pool = NULL;
-	unsigned int i;
 
 	pthread_mutex_lock(&tl_pools_lock);
 	for (pp = &tl_pools; *pp; pp = &(*pp)->next) {
@@ -517,8 +654,7 @@ void async_head_exit(struct async_head_user *ahu)
 	if (!pool)
 		return;
 	syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_UNREGISTER);
-	for (i = 0; i < pool->nr_threads; i++)
-		pthread_join(pool->threads[i], NULL);
+	tl_pool_wait_gone(pool);
 	free((void *)(uintptr_t)ahu->completion_ring);
 	ahu->completion_ring = 0;
 	free(pool);

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Elastic pools: async_head_init() starts min threads, a burst of blocked
+ * threadlets makes the pool grow (the kernel sends a parked thread home
+ * with ASYNC_GROW), idle threads above min end, a fixed pool never
+ * changes, thread limits make growth fail without failing anyone, and the
+ * kernel refuses bad pool settings.
+ */
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "tl_test.h"
+#include "tl_util.h"
+
+#define BURST	256
+
+static struct async_head_user ahu;
+static unsigned long stacks[BURST];
+static int ids[BURST];
+
+/* Sleeps 20 ms: in place when no spare was parked, else on a spare. */
+static long nap(void *data)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	return complete_threadlet_fn(data, &ahu);
+}
+
+/*
+ * Runs @n nap threadlets; returns how many went async, after waiting for
+ * all their completions (each exactly once) in *@all_ok.
+ */
+static int burst(int n, int *all_ok)
+{
+	int seen[BURST] = { 0 }, async = 0, inplace = 0, got = 0, bad = 0;
+
+	for (int i = 0; i < n; i++) {
+		long r = threadlet_exec(nap, &ids[i], stacks[i], &ahu);
+
+		if (r == 0)
+			async++;
+		else if (r == 1)
+			inplace++, seen[i]++;
+		else
+			bad++;
+	}
+	while (got < async && !bad) {
+		int *ev = tl_wait_one(&ahu);
+
+		if (!ev || ev < ids || ev >= ids + n || seen[ev - ids]++)
+			bad++;
+		else
+			got++;
+	}
+	for (int i = 0; i < n; i++)
+		bad += seen[i] != 1;
+	*all_ok = !bad && async + inplace == n;
+	return async;
+}
+
+static void grow_and_shrink(void)
+{
+	struct async_pool_stats st;
+	long long t0, t1;
+	int async, ok, threads;
+
+	t0 = tl_now_ns();
+	tl_ok(async_head_init(&ahu, 64, 1024) == 0, "async_head_init(64 entries, 1024 threads)");
+	t1 = tl_now_ns();
+	threads = tl_nr_threads() - 1;
+	tl_ok(threads == TL_POOL_MIN && async_head_parked(&ahu) == TL_POOL_MIN,
+	      "%d threads started and parked, not 1024 (%d parked)", threads,
+	      (int)async_head_parked(&ahu));
+	tl_diag("async_head_init(64, 1024) took %lld us", (t1 - t0) / 1000);
+	tl_ok(ahu.low_watermark == TL_POOL_LOW && ahu.idle_timeout_ms == TL_POOL_IDLE_MS,
+	      "elastic: low watermark %u, idle timeout %llu ms", ahu.low_watermark,
+	      (unsigned long long)ahu.idle_timeout_ms);
+
+	async = burst(BURST, &ok);
+	tl_ok(ok, "a burst of %d blocking threadlets: all complete once (%d on spares)",
+	      BURST, async);
+	async_head_pool_stats(&ahu, &st);
+	tl_ok(st.grown > 0 && st.threads > TL_POOL_MIN && st.threads <= 1024 &&
+	      !st.grow_failed, "the pool grew to serve it: %u threads (%lu started on demand)",
+	      st.threads, st.grown);
+	tl_ok(async > TL_POOL_MIN, "more threadlets went async (%d) than min had threads", async);
+	tl_diag("pool after the burst: %u threads, %d of %d threadlets on spares",
+		st.threads, async, BURST);
+
+	/* Idle: everything above min ends within the timeout (and some slack). */
+	for (int i = 0; i < 50 && st.threads > TL_POOL_MIN; i++) {
+		usleep(100000);
+		async_head_pool_stats(&ahu, &st);
+	}
+	tl_ok(st.threads == TL_POOL_MIN && st.idle_exits > 0,
+	      "idle threads above min end: %u threads, %lu ended", st.threads, st.idle_exits);
+	tl_ok(tl_nr_threads_settle(1 + TL_POOL_MIN), "and are gone from /proc/self/task");
+	async = burst(8, &ok);
+	tl_ok(ok, "the shrunk pool serves threadlets (%d of 8 on spares)", async);
+	async_head_exit(&ahu);
+	tl_ok(tl_nr_threads_settle(1), "async_head_exit() ends every pool thread");
+}
+
+static void fixed_pool(void)
+{
+	struct async_pool_stats st;
+	int ok;
+
+	tl_ok(async_head_init_pool(&ahu, 64, 4, 4) == 0, "a fixed pool of 4");
+	tl_ok(ahu.low_watermark == 0 && ahu.idle_timeout_ms == 0, "is not elastic");
+	burst(32, &ok);
+	async_head_pool_stats(&ahu, &st);
+	tl_ok(ok && st.threads == 4 && !st.grown, "32 threadlets: all complete, still 4 threads");
+	async_head_exit(&ahu);
+	tl_ok(async_head_init_pool(&ahu, 64, 0, 4) == -EINVAL &&
+	      async_head_init_pool(&ahu, 64, 5, 4) == -EINVAL &&
+	      async_head_init_pool(&ahu, 64, 4, 1025) == -EINVAL,
+	      "min 0, min > max, max > 1024: -EINVAL");
+}
+
+/* Growth that RLIMIT_NPROC stops is counted; every threadlet completes. */
+static void nproc_limit(void)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 12, 12 };
+		struct async_pool_stats ps;
+		int ok, async;
+
+		if (setgid(65534) || setuid(65534) || setrlimit(RLIMIT_NPROC, &rl) ||
+		    async_head_init_pool(&ahu, 64, 4, 64))
+			_exit(2);
+		async = burst(64, &ok);
+		async_head_pool_stats(&ahu, &ps);
+		printf("# RLIMIT_NPROC 12: %u threads, %lu started, %lu failed, %d async\n",
+		       ps.threads, ps.grown, ps.grow_failed, async);
+		async_head_exit(&ahu);
+		fflush(stdout);
+		_exit(ok && ps.grow_failed > 0 && ps.threads <= 12 ? 0 : 1);
+	}
+	st = -1;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	tl_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "RLIMIT_NPROC stops growth: counted, and every threadlet completes (status %#x)",
+	      st);
+}
+
+static void bad_settings(void)
+{
+	struct async_head_user h;
+	static unsigned long long ring[4];
+
+	memset(&h, 0, sizeof(h));
+	h.completion_ring = (unsigned long)ring;
+	h.ring_size_bytes = sizeof(ring);
+	h.max_cachemiss_threads = 4;
+	h.low_watermark = 5;
+	tl_errno(syscall(__NR_async_register, &h, sizeof(h), 0), EINVAL,
+		 "low_watermark above max_cachemiss_threads");
+	h.low_watermark = 4;
+	h.idle_timeout_ms = ASYNC_MAX_IDLE_MS + 1;
+	tl_errno(syscall(__NR_async_register, &h, sizeof(h), 0), EINVAL,
+		 "idle_timeout_ms above ASYNC_MAX_IDLE_MS");
+	h.idle_timeout_ms = ASYNC_MAX_IDLE_MS;
+	tl_ok(syscall(__NR_async_register, &h, sizeof(h), 0) == 0 &&
+	      syscall(__NR_async_register, &h, sizeof(h), ASYNC_UNREGISTER) == 0,
+	      "the largest settings register");
+}
+
+int main(void)
+{
+	for (int i = 0; i < BURST; i++) {
+		ids[i] = i;
+		stacks[i] = threadlet_stack_alloc(16 << 10);
+	}
+	grow_and_shrink();
+	fixed_pool();
+	nproc_limit();
+	bad_settings();
+	return tl_exit();
+}
