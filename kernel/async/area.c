@@ -173,7 +173,12 @@ SYSCALL_DEFINE0(threadlet_off)
 	return 1;
 }
 
-/* Runs in do_exit() before exit_mm(): a held completion can still be posted. */
+/*
+ * Runs in do_exit() before exit_mm(): a held completion can still be
+ * posted, if a slot is free. It does not wait: nothing would end the wait
+ * (the exit's SIGKILL is taken), and the poster that holds post_lock may be
+ * another exiting thread waiting for the same ring.
+ */
 void threadlet_exit(struct task_struct *tsk)
 {
 	struct threadlet_reg *reg = tsk->threadlet;

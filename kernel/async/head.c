@@ -284,15 +284,14 @@ static bool async_space_news(struct async_head *head, unsigned long gen)
 }
 
 /*
- * Waits until the ring slot for the next completion is empty. @intr: any
- * signal ends the wait, else only a fatal one; either way with -EINTR.
+ * Waits until the ring slot for the next completion is empty. @wait: a
+ * signal ends the wait (-EINTR); else a full slot is -EAGAIN at once.
  */
 static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
-			       bool intr)
+			       bool wait)
 {
 	struct async_head_user __user *ahu = (void __user *)head->uaddr;
 	unsigned long gen;
-	long left;
 	u64 cur;
 
 	for (;;) {
@@ -302,6 +301,8 @@ static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
 			return -EFAULT;
 		if (!cur)
 			return 0;
+		if (!wait)
+			return -EAGAIN;
 		gen = READ_ONCE(head->space_gen);
 		if (put_user(ASYNC_HEAD_RING_WAITERS, &ahu->flags))
 			return -EFAULT;
@@ -309,44 +310,42 @@ static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
 		 * async_wait() bumps space_gen; the timeout covers a consumer
 		 * that frees slots without calling it.
 		 */
-		if (intr)
-			left = wait_event_interruptible_timeout(head->wait,
-								async_space_news(head, gen),
-								HZ / 10);
-		else
-			left = wait_event_killable_timeout(head->wait,
-							   async_space_news(head, gen),
-							   HZ / 10);
-		if (left < 0)
+		if (wait_event_interruptible_timeout(head->wait,
+						     async_space_news(head, gen),
+						     HZ / 10) < 0)
 			return -EINTR;
 	}
 }
 
 /*
  * async_post - append @event to @head's completion ring. Runs in process
- * context in the completing thread, in @head's mm; may fault and may wait
- * for space. post_lock orders completers, so each event takes exactly one
- * slot. @intr: a signal ends the wait with -EINTR and nothing posted, so
- * that a full ring never keeps a thread from its signals (glibc's setuid()
- * waits for every thread to take one); without it only a fatal signal does.
+ * context in the completing thread, in @head's mm; may fault. post_lock
+ * orders completers, so each event takes exactly one slot. @wait: wait for
+ * a free slot, until a signal ends the wait with -EINTR and nothing posted
+ * (a full ring must not keep a thread from its signals: glibc's setuid()
+ * waits for every thread to take one). Without @wait, as in an exiting
+ * thread, which no signal stops (its SIGKILL is already taken), a busy
+ * post_lock or a full slot is -EAGAIN at once.
  */
-int async_post(struct async_head *head, u64 event, bool intr)
+int async_post(struct async_head *head, u64 event, bool wait)
 {
 	struct async_head_user __user *ahu = (void __user *)head->uaddr;
 	u64 __user *slot;
 	int ret;
 
-	ret = intr ? mutex_lock_interruptible(&head->post_lock) :
-		     mutex_lock_killable(&head->post_lock);
-	if (ret)
-		return -EINTR;
+	if (wait) {
+		if (mutex_lock_interruptible(&head->post_lock))
+			return -EINTR;
+	} else if (!mutex_trylock(&head->post_lock)) {
+		return -EAGAIN;
+	}
 	/* Unregistered: the ring may be freed memory by now. */
 	if (READ_ONCE(head->dead)) {
 		mutex_unlock(&head->post_lock);
 		return -EINVAL;
 	}
 	slot = head->ring + (head->kidx & head->ring_mask);
-	ret = async_wait_for_slot(head, slot, intr);
+	ret = async_wait_for_slot(head, slot, wait);
 	if (!ret && put_user(event, slot))
 		ret = -EFAULT;
 	if (!ret) {
@@ -371,17 +370,17 @@ int async_post(struct async_head *head, u64 event, bool intr)
 
 /*
  * async_post_held - post the completion @reg holds (see struct
- * threadlet_reg), if any. Returns -EINTR if a signal ended the wait (@intr),
+ * threadlet_reg), if any. Returns -EINTR if a signal ended the wait (@wait),
  * the completion still held; otherwise 0: posted, or lost with its head
- * (unregistered, a bad ring) or to a fatal signal.
+ * (unregistered, a bad ring) or, without @wait, for want of a free slot.
  */
-int async_post_held(struct threadlet_reg *reg, bool intr)
+int async_post_held(struct threadlet_reg *reg, bool wait)
 {
 	struct async_head *head = reg->held_head;
 
 	if (!head)
 		return 0;
-	if (async_post(head, reg->held_event, intr) == -EINTR && intr)
+	if (async_post(head, reg->held_event, wait) == -EINTR)
 		return -EINTR;
 	reg->held_head = NULL;
 	async_head_put(head);

@@ -48,8 +48,9 @@ struct threadlet_reg {
 	 * A syslet completion this identity owes @held_head (referenced):
 	 * a signal came while its completer waited for ring space, and the
 	 * completer went home to take it (syslet.c). The identity's next
-	 * async_thread() posts it before anything else; its exit tries once
-	 * more. Only the task that has the identity touches these.
+	 * async_thread() posts it before anything else; its exit posts it
+	 * if a slot is free, without waiting. Only the task that has the
+	 * identity touches these.
 	 */
 	struct async_head		*held_head;
 	u64				held_event;
@@ -136,8 +137,8 @@ struct async_parker {
 struct async_head *async_head_get(struct async_head_user __user *ahu);
 struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr);
 void async_head_put(struct async_head *head);
-int async_post(struct async_head *head, u64 event, bool intr);
-int async_post_held(struct threadlet_reg *reg, bool intr);
+int async_post(struct async_head *head, u64 event, bool wait);
+int async_post_held(struct threadlet_reg *reg, bool wait);
 
 /* pool.c */
 int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg);
