@@ -2097,6 +2097,17 @@ static void op_vdso(struct thr *t)
 		violation("a second vDSO threadlet_off returned %ld", off);
 }
 
+/*
+ * Some raw heads are elastic: a hand-off that leaves few parked sends a
+ * parker home with ASYNC_GROW, and parkers idle a few ms go home with
+ * -ETIMEDOUT. Raw parkers just park again.
+ */
+static void raw_elastic(struct rawhead *rh, struct rng *r)
+{
+	rh->ahu->low_watermark = chance(r, 300) ? (unsigned int)below(r, rh->maxthr + 1) : 0;
+	rh->ahu->idle_timeout_ms = chance(r, 300) ? 1 + below(r, 50) : 0;
+}
+
 static void op_async_register(struct thr *t)
 {
 	struct rng *r = &t->rng;
@@ -2136,7 +2147,7 @@ static void op_async_register(struct thr *t)
 	case 4: {	/* bad geometry, in a scratch head that is never registered */
 		struct async_head_user *s = (struct async_head_user *)(t->scratch + 8 * below(r, 8));
 		static const u64 sizes[] = { 0, 4, 12, 24, 8 * 3, 8ULL << 17, 8 * 65536 + 8 };
-		int which = (int)below(r, 3);
+		int which = (int)below(r, 4);
 
 		memset(s, 0, sizeof(*s));
 		s->completion_ring = (u64)(uintptr_t)t->scratch + 1024;
@@ -2146,8 +2157,12 @@ static void op_async_register(struct thr *t)
 			s->ring_size_bytes = sizes[below(r, 7)];
 		else if (which == 1)
 			s->max_cachemiss_threads = chance(r, 500) ? 0 : 1025 + below(r, 1 << 20);
-		else
+		else if (which == 2)
 			s->completion_ring += 1 + below(r, 7);
+		else if (chance(r, 500))
+			s->low_watermark = 2 + (unsigned int)below(r, 1U << 31);
+		else
+			s->idle_timeout_ms = ASYNC_MAX_IDLE_MS + 1 + below(r, 1ULL << 40);
 		ret = RS3(__NR_async_register, s, sizeof(*s), 0);
 		if (ret != -EINVAL) {
 			violation("async_register with bad geometry (%d) returned %ld", which, ret);
@@ -2206,6 +2221,7 @@ static void op_async_register(struct thr *t)
 			rh->ahu->completion_ring = (u64)(uintptr_t)rh->ringpage;
 			rh->ahu->ring_size_bytes = rh->entries * 8;
 			rh->ahu->max_cachemiss_threads = rh->maxthr;
+			raw_elastic(rh, r);
 			ret = RS3(__NR_async_register, rh->ahu, sizeof(k), 0);
 			if (rh->registered && ret != -EBUSY)
 				violation("registering raw head %ld again returned %ld, not -EBUSY",
@@ -2319,7 +2335,8 @@ static void op_async_thread(struct thr *t)
 		if (t->rawarea || EXCLUDED(XF_PARK))
 			break;
 		ret = park_once(t, g.raw[below(r, g.cfg.nraw)].ahu, NULL);
-		if (ret != 0 && ret != -EINTR && ret != -EINVAL && ret != -EBUSY && ret != -EFAULT)
+		if (ret != 0 && ret != -EINTR && ret != -EINVAL && ret != -EBUSY && ret != -EFAULT &&
+		    ret != ASYNC_GROW && ret != -ETIMEDOUT)
 			violation("async_thread (park) returned %ld", ret);
 		break;
 	}
@@ -2987,6 +3004,8 @@ static void parker_loop(struct thr *t)
 		case 0: case -EBUSY: case -EFAULT:
 			sleep_us(100 + below(r, 2000));
 			break;
+		case ASYNC_GROW: case -ETIMEDOUT:
+			break;		/* an elastic raw head: park again */
 		default:
 			violation("parked thread: async_thread returned %ld", ret);
 			sleep_us(1000);
@@ -3630,6 +3649,7 @@ static void __attribute__((noreturn)) round_child(u64 rseed, unsigned int round,
 		rh->ahu->completion_ring = (u64)(uintptr_t)rh->ringpage;
 		rh->ahu->ring_size_bytes = rh->entries * 8;
 		rh->ahu->max_cachemiss_threads = rh->maxthr;
+		raw_elastic(rh, &r);
 		if (!RS3(__NR_async_register, rh->ahu, sizeof(*rh->ahu), 0))
 			rh->registered = 1;
 		else
