@@ -17,6 +17,9 @@
  *                 hand-off in schedule(), the switch to the spare, its
  *                 return to user space as the head
  *   roundtrip     exec -> block -> write to the pipe -> completion popped
+ *   handoff_thread, roundtrip_thread  the same two with the head in a
+ *                 second thread: no group leadership moves (the main
+ *                 thread's does, with every hand-off of (f))
  *   syslet_null   (g) async_exec() of one getppid atom that completes in
  *                 place, checked: the atom returned, getppid() in *ret_ptr,
  *                 one in-place run in the area's counters, nothing posted
@@ -743,6 +746,22 @@ static int nr_names;
 static char **names;
 
 /* Whether measurement @name was asked for (all are, with no arguments). */
+/*
+ * (f) with the head in a second thread: a head that is not the group
+ * leader hands off without moving leadership (and without tasklist_lock).
+ */
+struct thread_handoff {
+	double h, hmean, hmin, round;
+};
+
+static void *handoff_thread_main(void *arg)
+{
+	struct thread_handoff *t = arg;
+
+	bench_handoff(N_HANDOFF, &t->h, &t->hmean, &t->hmin, &t->round);
+	return NULL;
+}
+
 /* ---- profile loops (perf-scripts/profile.sh) -------------------------------- */
 
 /* (f)'s round trip n times: exec, block, write, wait, pop; nothing else. */
@@ -884,6 +903,8 @@ static const struct {
 	{ "futex_handoff_min", "pthread" },
 	{ "futex_pingpong", "pthread" },
 	{ "futex_roundtrip", "pthread" },
+	{ "handoff_thread", "futex_handoff" },
+	{ "roundtrip_thread", "futex_roundtrip" },
 	{ "clock", "call" },
 };
 
@@ -962,6 +983,7 @@ int main(int argc, char **argv)
 	double call = 0, vdso = 0, sys = 0, ppid = 0, slet = 0, clk, thr = 0;
 	double hoff = 0, hmean = 0, hmin = 0, round = 0, thr_mean = 0;
 	struct futex_result fx = { 0 };
+	struct thread_handoff ht = { 0 };
 	const char *base;
 	uint64_t step;
 	int i;
@@ -1014,6 +1036,13 @@ int main(int argc, char **argv)
 		slet = bench_syslet(N_CHEAP);
 	if (want("futex_handoff"))
 		bench_futex(N_HANDOFF, &fx);
+	if (want("handoff_thread")) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, handoff_thread_main, &ht) ||
+		    pthread_join(t, NULL))
+			check(0, "handoff_thread: pthread_create/join");
+	}
 	async_head_exit(&ahu);
 	threadlet_stack_free(stack);
 
@@ -1053,6 +1082,12 @@ int main(int argc, char **argv)
 		    fx.pingpong, N_HANDOFF);
 		row("futex_roundtrip", "(h) wake worker -> write -> worker read -> head sees it",
 		    fx.roundtrip, N_HANDOFF);
+	}
+	if (want("handoff_thread")) {
+		row("handoff_thread", "(f) as handoff, the head a second thread, not the leader",
+		    ht.h, N_HANDOFF);
+		row("roundtrip_thread", "(f) as roundtrip, the head a second thread",
+		    ht.round, N_HANDOFF);
 	}
 	row("clock", "clock_gettime(CLOCK_MONOTONIC), the timer", clk, N_CHEAP);
 	print_table();
