@@ -42,3 +42,11 @@ bench-io: kernel image
 profile: kernel image $(MICRO_BIN)
 	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
 		MICRO=$(MICRO_BIN) perf-scripts/profile.sh
+
+# make bench-scale: hand-offs per second of two heads on 1 and 2 vCPUs,
+# wall time, beside the futex pool (perf-scripts/scale.sh). RUNS passes
+# through.
+.PHONY: bench-scale
+bench-scale: kernel image
+	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
+		perf-scripts/scale.sh

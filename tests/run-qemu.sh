@@ -14,6 +14,7 @@
 #                    the guest (norandmaps)
 #   --no-disk        no virtio disk (its requests complete in host time,
 #                    so under --icount they would shift every later event)
+#   --smp N          N vCPUs, 1 to 4 (default 2; --icount boots one)
 #   --kvm            use KVM (hangs at boot on some hosts; TCG is default)
 #   --log FILE       where to save the serial log (default build/logs/...)
 #   --name NAME      name of the run, used for the default log file
@@ -36,7 +37,7 @@ KERNEL=${KERNEL:-$B/kobj/arch/x86/boot/bzImage}
 INITRD=${INITRD:-$B/initramfs.cpio}
 DISK=${DISK:-$B/disk.img}
 
-run="" cmd="" shell=0 timeout=600 gtimeout=120 icount=0 kvm=0 log="" name=run append="" drive_opts="" disk=1
+run="" cmd="" shell=0 timeout=600 gtimeout=120 icount=0 kvm=0 log="" name=run append="" drive_opts="" disk=1 cpus=2
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--run) run=$2; shift ;;
@@ -46,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--guest-timeout) gtimeout=$2; shift ;;
 	--icount) icount=1 ;;
 	--no-disk) disk=0 ;;
+	--smp) cpus=$2; shift ;;
 	--kvm) kvm=1 ;;
 	--log) log=$2; shift ;;
 	--name) name=$2; shift ;;
@@ -88,7 +90,8 @@ fi
 # without ACPI the MP table is how the kernel finds the second CPU.
 # With -icount, QEMU 7.2 runs vCPUs round-robin and never schedules the
 # second one again once it spins in cpu_init() at boot: use one CPU.
-smp=2,sockets=2,cores=1,threads=1
+case "$cpus" in 1|2|3|4) ;; *) echo "run-qemu: --smp takes 1 to 4" >&2; exit 64 ;; esac
+smp=$cpus,sockets=$cpus,cores=1,threads=1
 [ "$icount" = 0 ] || smp=1
 qemu=(qemu-system-x86_64 -nographic -no-reboot -m 1G -smp "$smp"
 	-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" -nic none)

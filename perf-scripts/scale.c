@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hand-offs per second with several heads at once: HEADS threads (none of
+ * them the main thread), each with its own async head and pool, each in a
+ * loop of exec -> the threadlet blocks in read() on its own pipe ->
+ * hand-off -> write the byte -> completion popped. "futex" runs the same
+ * loops with a pthread worker per head woken by FUTEX_WAKE instead. A lock
+ * that every hand-off takes (tasklist_lock was one) keeps two vCPUs from
+ * doing twice the work of one: compare the rates of boots with 1 and 2.
+ *
+ * Usage: scale threadlet|futex [seconds] [heads]
+ * Output: "SCALE <method> <heads> <loops per second>"; exit 1 if any loop
+ * went wrong (a fallback, a lost or foreign completion).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <threadlet.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_HEADS	8
+
+struct head {
+	struct async_head_user ahu;
+	unsigned long stack;
+	int pfd[2];
+	long n, bad;
+	char c;
+	/* futex method */
+	uint32_t job, done;
+	pthread_t worker;
+};
+
+static struct head heads[MAX_HEADS];
+static volatile int stop;
+
+static long futex(uint32_t *uaddr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+static long blocker(void *data)
+{
+	struct head *h = data;
+
+	if (read(h->pfd[0], &h->c, 1) != 1)
+		h->bad++;
+	return complete_threadlet_fn(h, &h->ahu);
+}
+
+static void *threadlet_head(void *arg)
+{
+	struct head *h = arg;
+
+	if (async_head_init_pool(&h->ahu, 16, 2, 2)) {
+		h->bad++;
+		return NULL;
+	}
+	h->stack = threadlet_stack_alloc(64 << 10);
+	while (!stop) {
+		if (threadlet_exec(blocker, h, h->stack, &h->ahu) != 0)
+			h->bad++;	/* ran in place: no spare */
+		if (write(h->pfd[1], "s", 1) != 1)
+			h->bad++;
+		while (!async_ring_pop(&h->ahu))
+			async_wait(1, h->ahu.user_ring_idx, &h->ahu);
+		h->n++;
+	}
+	async_head_exit(&h->ahu);
+	return NULL;
+}
+
+static void *futex_worker(void *arg)
+{
+	struct head *h = arg;
+	uint32_t seen = 0;
+
+	for (;;) {
+		while (__atomic_load_n(&h->job, __ATOMIC_ACQUIRE) == seen)
+			futex(&h->job, FUTEX_WAIT_PRIVATE, seen);
+		seen = __atomic_load_n(&h->job, __ATOMIC_ACQUIRE);
+		if (stop > 1)
+			return NULL;
+		if (read(h->pfd[0], &h->c, 1) != 1)
+			h->bad++;
+		__atomic_add_fetch(&h->done, 1, __ATOMIC_RELEASE);
+		futex(&h->done, FUTEX_WAKE_PRIVATE, 1);
+	}
+}
+
+static void *futex_head(void *arg)
+{
+	struct head *h = arg;
+	uint32_t d;
+
+	if (pthread_create(&h->worker, NULL, futex_worker, h)) {
+		h->bad++;
+		return NULL;
+	}
+	while (!stop) {
+		d = __atomic_load_n(&h->done, __ATOMIC_ACQUIRE);
+		__atomic_add_fetch(&h->job, 1, __ATOMIC_RELEASE);
+		futex(&h->job, FUTEX_WAKE_PRIVATE, 1);
+		if (write(h->pfd[1], "s", 1) != 1)
+			h->bad++;
+		while (__atomic_load_n(&h->done, __ATOMIC_ACQUIRE) == d)
+			futex(&h->done, FUTEX_WAIT_PRIVATE, d);
+		h->n++;
+	}
+	stop = 2;
+	__atomic_add_fetch(&h->job, 1, __ATOMIC_RELEASE);
+	futex(&h->job, FUTEX_WAKE_PRIVATE, 1);
+	pthread_join(h->worker, NULL);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *method = argc > 1 ? argv[1] : "threadlet";
+	int secs = argc > 2 ? atoi(argv[2]) : 5, nheads = argc > 3 ? atoi(argv[3]) : 2;
+	int fut = !strcmp(method, "futex");
+	pthread_t t[MAX_HEADS];
+	struct timespec a, b;
+	long total = 0, bad = 0;
+	double el;
+
+	if ((!fut && strcmp(method, "threadlet")) || secs < 1 || nheads < 1 ||
+	    nheads > MAX_HEADS) {
+		fprintf(stderr, "usage: scale threadlet|futex [seconds] [heads 1-%d]\n", MAX_HEADS);
+		return 2;
+	}
+	for (int i = 0; i < nheads; i++)
+		if (pipe(heads[i].pfd))
+			return 1;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < nheads; i++)
+		if (pthread_create(&t[i], NULL, fut ? futex_head : threadlet_head, &heads[i]))
+			return 1;
+	sleep(secs);
+	stop = 1;
+	for (int i = 0; i < nheads; i++)
+		pthread_join(t[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	el = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+	for (int i = 0; i < nheads; i++) {
+		total += heads[i].n;
+		bad += heads[i].bad;
+	}
+	printf("SCALE %s %d %.0f\n", method, nheads, total / el);
+	if (bad)
+		printf("# scale: %ld loops went wrong (fallbacks or failed calls)\n", bad);
+	return bad ? 1 : 0;
+}

@@ -1,0 +1,67 @@
+#!/bin/bash
+# Scaling of the blocking path (perf-scripts/scale.c): hand-offs per second
+# with two heads blocking continuously, on 1 and on 2 vCPUs, beside the
+# futex pool measured the same way. Wall time under multi-threaded TCG (one
+# host thread per vCPU): -icount runs the vCPUs in turn, so it cannot show
+# scaling. Each vCPU count is booted RUNS times; the figures are medians.
+#
+# Results: $RESULTS/scale.txt (every boot's figures) and scale.md (medians
+# and the 2-vCPU / 1-vCPU ratios); logs $BUILD/logs/scale-<n>cpu-<run>.log.
+#
+# Environment (defaults in brackets): BUILD, KERNEL, LIBTL, RESULTS as for
+# micro.sh; RUNS [3]; SECONDS_PER [5], the length of each measurement.
+set -uo pipefail
+
+NAME=scale.sh
+# shellcheck source=perf-scripts/common.sh
+. "$(dirname "$0")/common.sh"
+RUNS=${RUNS:-3}
+SECS=${SECONDS_PER:-5}
+BIN=$BUILD/tests/scale
+
+build_bench "$HERE/scale.c" "$BIN" || exit 1
+IMG=$BUILD/bench-scale
+mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
+cp "$BIN" "$IMG/bin/scale"
+echo scale > "$IMG/list"
+"$REPO/tests/mkimage.sh" "$IMG" "$IMG/bin" "$IMG/list" > /dev/null || exit 1
+
+raw=$RESULTS/scale.txt
+: > "$raw"
+status=0
+for cpus in 1 2; do
+	for ((run = 1; run <= RUNS; run++)); do
+		log=$BUILD/logs/scale-${cpus}cpu-$run.log
+		echo "  QEMU    scale, $cpus vCPU(s), boot $run of $RUNS"
+		BUILD=$BUILD KERNEL=$KERNEL INITRD=$IMG/initramfs.cpio \
+			"$REPO/tests/run-qemu.sh" --smp "$cpus" --no-disk --name "scale-$cpus-$run" \
+			--log "$log" --timeout 300 --guest-timeout 120 \
+			--cmd "/tests/scale threadlet $SECS 2 && /tests/scale futex $SECS 2" > /dev/null ||
+			{ echo "$NAME: boot failed, see $log" >&2; status=1; }
+		grep -a '^ *SCALE ' "$log" | sed "s/^ *SCALE /$cpus /" >> "$raw"
+	done
+done
+
+# raw lines: <vcpus> <method> <heads> <loops/s>
+python3 - "$raw" "$RUNS" "$(date -u '+%Y-%m-%d %H:%M UTC')" > "$RESULTS/scale.md" <<'PY' || status=1
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+med = {}
+for cpus in ("1", "2"):
+    for m in ("threadlet", "futex"):
+        v = [float(r[3]) for r in rows if r[0] == cpus and r[1] == m]
+        if v:
+            med[cpus, m] = statistics.median(v)
+print("Two heads blocking continuously, loops (exec, block, hand-off, write, "
+      "completion popped) per second, wall time, median of %s boots each (%s):" %
+      (sys.argv[2], sys.argv[3]))
+print()
+print("| method | 1 vCPU | 2 vCPUs | 2 / 1 |")
+print("|---|---:|---:|---:|")
+for m in ("threadlet", "futex"):
+    if (("1", m) in med) and (("2", m) in med):
+        print("| %s | %.0f | %.0f | %.2fx |" % (m, med["1", m], med["2", m],
+                                              med["2", m] / med["1", m]))
+PY
+cat "$RESULTS/scale.md"
+exit $status
