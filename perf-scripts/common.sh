@@ -39,3 +39,18 @@ build_bench() {
 		-I"$REPO/user/include" -I"$REPO/include/uapi" -static \
 		-o "$bin" "$src" "$LIBTL" "$@"
 }
+
+# bench_image <name> <binary>...: a guest image of its own in $BUILD/<name>
+# (busybox, perf, fio and these binaries, by their base names, in its test
+# list), so that the main image and its list stay as they are.
+bench_image() {
+	local img=$BUILD/$1 b
+	shift
+	mkdir -p "$img/bin" "$RESULTS" "$BUILD/logs"
+	: > "$img/list"
+	for b in "$@"; do
+		cp "$b" "$img/bin/"
+		basename "$b" >> "$img/list"
+	done
+	"$REPO/tests/mkimage.sh" "$img" "$img/bin" "$img/list" > /dev/null
+}

@@ -34,18 +34,16 @@ TIMEOUT=${TIMEOUT:-900}
 build_bench "$HERE/micro.c" "$MICRO" || exit 1
 
 IMG=$BUILD/bench-profile
-mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
-cp "$MICRO" "$IMG/bin/micro"
-echo micro > "$IMG/list"
-"$REPO/tests/mkimage.sh" "$IMG" "$IMG/bin" "$IMG/list" > /dev/null || exit 1
+bench_image bench-profile "$MICRO" || exit 1
 
 # One guest command line: no '+' and no quotes (see run-qemu.sh).
-report="perf report --stdio --no-children -n --comms micro --sort sym --percent-limit 0"
-g="/tests/micro handoff futex_handoff && /tests/micro profile profile_futex"
+report="perf report --stdio --no-children -n --comms $(basename "$MICRO") --sort sym --percent-limit 0"
+m=/tests/$(basename "$MICRO")
+g="$m handoff futex_handoff && $m profile profile_futex"
 g="$g && echo 200000 > /proc/sys/kernel/perf_event_max_sample_rate"
 g="$g && echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent"
 for b in profile profile_futex; do
-	g="$g && perf record -q -e cpu-clock -c $PERIOD -a -o /tmp/$b.data /tests/micro $b"
+	g="$g && perf record -q -e cpu-clock -c $PERIOD -a -o /tmp/$b.data $m $b"
 	g="$g && echo == profile $b && $report -i /tmp/$b.data && echo == end $b"
 done
 

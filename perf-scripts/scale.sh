@@ -21,10 +21,7 @@ BIN=$BUILD/tests/scale
 
 build_bench "$HERE/scale.c" "$BIN" || exit 1
 IMG=$BUILD/bench-scale
-mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
-cp "$BIN" "$IMG/bin/scale"
-echo scale > "$IMG/list"
-"$REPO/tests/mkimage.sh" "$IMG" "$IMG/bin" "$IMG/list" > /dev/null || exit 1
+bench_image bench-scale "$BIN" || exit 1
 
 raw=$RESULTS/scale.txt
 : > "$raw"
