@@ -344,8 +344,10 @@ static void memcg(void *arg)
 	sf_ok(sum.ok < all && !sum.other && (killed || sum.enomem),
 	      "256 KiB of room: the survivors hold %d of %d heads; %d ENOMEM, %d workers killed",
 	      sum.ok, all, sum.enomem, killed);
-	sf_ok(events > 0 && ooms == killed,
-	      "memory.events: at the limit %lld times, %lld OOM kills", events, ooms);
+	/* A worker can also be killed after it is done, holding its heads. */
+	sf_ok(events > 0 && ooms >= killed,
+	      "memory.events: at the limit %lld times, %lld OOM kills (>= %d)", events, ooms,
+	      killed);
 	errno = 0;
 	sf_ok(rmdir(CG_TL) == 0, "the cgroup is empty and goes (%s)",
 	      errno ? strerrorname_np(errno) : "0");
