@@ -35,7 +35,7 @@ for cpus in 1 2; do
 			--log "$log" --timeout 300 --guest-timeout 120 \
 			--cmd "/tests/scale threadlet $SECS 2 && /tests/scale futex $SECS 2" > /dev/null ||
 			{ echo "$NAME: boot failed, see $log" >&2; status=1; }
-		grep -a '^ *SCALE ' "$log" | sed "s/^ *SCALE /$cpus /" >> "$raw"
+		grep -a -o 'SCALE [a-z]* [0-9]* [0-9]*' "$log" | sed "s/^SCALE /$cpus /" >> "$raw"
 	done
 done
 
