@@ -629,6 +629,19 @@ static void thr_dead(struct thr *t, int site)
 	__atomic_store_n(&t->alive, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * This task carries the identity in its TLS (a borrowed one, after a
+ * hand-off), and that identity ends here: mark its slot dead, then exit
+ * this thread only.
+ */
+static void __attribute__((noreturn)) exit_identity(int site)
+{
+	if (t_self)
+		thr_dead(t_self, site);
+	for (;;)
+		RS1(SYS_exit, 0);
+}
+
 /* ---- small helpers ---------------------------------------------------------- */
 
 static void flight(struct thr *t, int op)
@@ -962,10 +975,7 @@ static long fz_fn(void *data)
 		pthread_exit(NULL);
 	case FN_RAW_EXIT:
 		fn_block(j, (int)(j->arg % 2) ? FN_SLEEP : FN_NOOP);
-		if (t_self)
-			thr_dead(t_self, DS_RAW_EXIT);
-		RS1(SYS_exit, 0);
-		break;
+		exit_identity(DS_RAW_EXIT);
 	case FN_EXEC: {
 		char seed[32], *argv[] = { "threadlet-fuzz", "--exec-child", seed, "1", NULL };
 
@@ -1041,10 +1051,7 @@ void fz_landed(void)
 	if (r != 0)
 		violation("a head handed off by a raw threadlet_on found its area still on (%ld)", r);
 	stat_inc(ST_LANDED);
-	if (t_self)
-		thr_dead(t_self, DS_LANDED);	/* the worker whose identity this is */
-	for (;;)
-		RS1(SYS_exit, 0);
+	exit_identity(DS_LANDED);
 }
 
 /* ---- operations -------------------------------------------------------------- */
@@ -2066,10 +2073,7 @@ static void op_land(struct thr *t)
 			violation("raw hand-off: threadlet_off said 0 but the TID is still %d", tid);
 		return;
 	}
-	if (t_self)
-		thr_dead(t_self, DS_LAND);
-	for (;;)
-		RS1(SYS_exit, 0);
+	exit_identity(DS_LAND);
 }
 
 /* vDSO on/off with nothing in between: never a hand-off. */
@@ -2761,10 +2765,7 @@ static void op_kamikaze(struct thr *t)
 	if (RS0(__NR_threadlet_off) != 0)
 		return;
 	/* Handed off: the spare dies at the wild frame; we have its identity. */
-	if (t_self)
-		thr_dead(t_self, DS_KAMIKAZE);
-	for (;;)
-		RS1(SYS_exit, 0);
+	exit_identity(DS_KAMIKAZE);
 }
 
 static int pick_op(struct thr *t)
