@@ -642,6 +642,142 @@ static void __attribute__((noreturn)) exit_identity(int site)
 		RS1(SYS_exit, 0);
 }
 
+/* ---- hunt instrumentation --------------------------------------------------- */
+
+/* The last ops this identity ran (TLS: it moves with the identity). */
+#define RING_N	8
+static __thread struct {
+	int op, tid, slot;
+} t_ring[RING_N];
+static __thread unsigned int t_ringn;
+
+static void ring_note(struct thr *t, int op)
+{
+	unsigned int i = t_ringn++ % RING_N;
+
+	t_ring[i].op = op;
+	t_ring[i].tid = (int)RS0(SYS_gettid);
+	t_ring[i].slot = t ? t->idx : -1;
+}
+
+static int ring_str(char *buf, size_t len)
+{
+	int n = 0;
+
+	for (unsigned int k = 0; k < RING_N && k < t_ringn; k++) {
+		unsigned int i = (t_ringn - 1 - k) % RING_N;
+		int op = t_ring[i].op;
+
+		n += snprintf(buf + n, len - (size_t)n, "%s%s/t%d/s%d", k ? "," : "",
+			      op >= 0 && op < OP_NR ? op_name[op] : "?", t_ring[i].tid,
+			      t_ring[i].slot);
+		if ((size_t)n >= len)
+			break;
+	}
+	return n;
+}
+
+/*
+ * Every raw (non-TLS) area a thread of this process registered, with the
+ * TID that did: an identity keeps its area until it unregisters it or
+ * ends, so a live TID here still has it.
+ */
+#define NAREG	256
+static struct {
+	pthread_mutex_t lock;
+	struct {
+		uintptr_t a;
+		int tid, slot;
+	} e[NAREG];
+} areg = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int tid_alive(int tid)
+{
+	return tid > 0 && RS3(SYS_tgkill, g.pid, tid, 0) == 0;
+}
+
+/* Another live thread of ours that registered @a, or 0. */
+static int areg_other(const void *a, int *slot)
+{
+	int me = (int)RS0(SYS_gettid), who = 0;
+
+	pthread_mutex_lock(&areg.lock);
+	for (int i = 0; i < NAREG; i++)
+		if (areg.e[i].a == (uintptr_t)a && areg.e[i].tid != me &&
+		    tid_alive(areg.e[i].tid)) {
+			who = areg.e[i].tid;
+			if (slot)
+				*slot = areg.e[i].slot;
+			break;
+		}
+	pthread_mutex_unlock(&areg.lock);
+	return who;
+}
+
+static void areg_note(struct thr *t, const void *a, int add)
+{
+	int me = (int)RS0(SYS_gettid), other, oslot = -1, freei = -1;
+
+	if (add && (other = areg_other(a, &oslot)))
+		say("HUNT AREA-SHARED: tid %d (slot %d, %s) registered area %p, which live tid %d (slot %d) registered and never unregistered",
+		    me, t ? t->idx : -1, t ? role_name[t->role] : "?", a, other, oslot);
+	pthread_mutex_lock(&areg.lock);
+	for (int i = 0; i < NAREG; i++) {
+		if (areg.e[i].a == (uintptr_t)a && areg.e[i].tid == me) {
+			areg.e[i].a = 0;
+			areg.e[i].tid = 0;
+		}
+		if (freei < 0 && (!areg.e[i].a || !tid_alive(areg.e[i].tid)))
+			freei = i;
+	}
+	if (add && freei >= 0) {
+		areg.e[freei].a = (uintptr_t)a;
+		areg.e[freei].tid = me;
+		areg.e[freei].slot = t ? t->idx : -1;
+	}
+	pthread_mutex_unlock(&areg.lock);
+}
+
+static int area_shared(struct thr *t);
+
+/* Everything a rogue return knows, before rogue_return() leaves. */
+static void rogue_detail(const char *what, struct thr *t, int exp_tid, const struct chain *c)
+{
+	char b[1400], d1[200], d2[200];
+	struct thr *s = t_self;
+	struct threadlet_area *ra = t ? t->rawarea : NULL;
+	int n, other = 0, oslot = -1;
+
+	if (ra)
+		other = areg_other(ra, &oslot);
+	n = snprintf(b, sizeof(b),
+		     "HUNT ROGUE %s: gettid %d, expected %d; stack's slot %d (%s tid0 %d alive %d op %s); "
+		     "TLS slot %d (%s tid0 %d), pthread_self %s the stack's; "
+		     "TLS area flags %x lib_flags %x ip %llx sp %llx ahu %llx; raw area %p (shared %d, flags %x ip %llx sp %llx ahu %llx; also registered by live tid %d slot %d); "
+		     "stack slot: %s; TLS slot: %s; ring: ",
+		     what, (int)RS0(SYS_gettid), exp_tid,
+		     t ? t->idx : -1, t ? role_name[t->role] : "?", t ? t->tid0 : 0, t ? t->alive : -1,
+		     t && t->op >= 0 && t->op < OP_NR ? op_name[t->op] : "?",
+		     s ? s->idx : -1, s ? role_name[s->role] : "?", s ? s->tid0 : 0,
+		     t && pthread_equal(pthread_self(), t->pself) ? "is" : "is not",
+		     __threadlet_area.flags, __threadlet_area.lib_flags,
+		     (u64)__threadlet_area.head_ip, (u64)__threadlet_area.head_sp,
+		     (u64)__threadlet_area.ahu,
+		     (void *)ra, t ? area_shared(t) : 0, ra ? ra->flags : 0,
+		     ra ? (u64)ra->head_ip : 0, ra ? (u64)ra->head_sp : 0, ra ? (u64)ra->ahu : 0,
+		     other, oslot,
+		     dead_str(t ? t->idx : -1, d1, sizeof(d1)), dead_str(s ? s->idx : -1, d2, sizeof(d2)));
+	if (n > 0 && (size_t)n < sizeof(b))
+		n += ring_str(b + n, sizeof(b) - (size_t)n);
+	if (c && n > 0 && (size_t)n < sizeof(b)) {
+		n += snprintf(b + n, sizeof(b) - (size_t)n, "; chain nat %d tid %d:", c->nat, c->tid);
+		for (int i = 0; i < c->nat && i < MAXA && (size_t)n < sizeof(b); i++)
+			n += snprintf(b + n, sizeof(b) - (size_t)n, " [%u f%x r%lld]",
+				      (unsigned int)c->at[i].nr, (unsigned int)c->at[i].flags, c->ret[i]);
+	}
+	say("%s", b);
+}
+
 /* ---- small helpers ---------------------------------------------------------- */
 
 static void flight(struct thr *t, int op)
@@ -893,8 +1029,10 @@ static long fz_fn(void *data)
 
 		errno = 0;
 		a = async_exec(g.nested, g.raw[0].ahu);
-		if ((int)RS0(SYS_gettid) != tid)
+		if ((int)RS0(SYS_gettid) != tid) {
+			rogue_detail("async_exec in a threadlet", t_self, tid, NULL);
 			rogue_return("async_exec in a threadlet returned in a task with another TID");
+		}
 		if (inplace && (a || errno != EBUSY))
 			violation("async_exec inside a running threadlet: %p errno %d, not EBUSY",
 				  (void *)a, errno);
@@ -1047,6 +1185,25 @@ void fz_landed(void)
 {
 	/* The head's area moved here, disarmed by the hand-off. */
 	long r = RS0(__NR_threadlet_off);
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	struct thr *s = t_self;
+
+	if (s && !(s->land && sp < s->land && sp >= s->land - LAND_SZ)) {
+		int owner = -1;
+		char rb[300];
+
+		for (int i = 0; i < MAX_THR; i++)
+			if (g.thr[i].land && sp < g.thr[i].land && sp >= g.thr[i].land - LAND_SZ)
+				owner = i;
+		rb[0] = 0;
+		ring_str(rb, sizeof(rb));
+		say("HUNT FOREIGN-LANDING: tid %d (TLS slot %d %s tid0 %d, its land %lx, raw area %p shared %d) landed on sp %lx: landing stack of slot %d (%s tid0 %d, raw area %p); ring %s",
+		    (int)RS0(SYS_gettid), s->idx, role_name[s->role], s->tid0, s->land,
+		    (void *)s->rawarea, area_shared(s), (unsigned long)sp, owner,
+		    owner >= 0 ? role_name[g.thr[owner].role] : "?",
+		    owner >= 0 ? g.thr[owner].tid0 : 0,
+		    owner >= 0 ? (void *)g.thr[owner].rawarea : NULL, rb);
+	}
 
 	if (r != 0)
 		violation("a head handed off by a raw threadlet_on found its area still on (%ld)", r);
@@ -1133,8 +1290,10 @@ static void op_tl_exec(struct thr *t, int hostile)
 	}
 	stat_inc(ST_TL_EXEC);
 	ret = threadlet_exec(fz_fn, &tok->job, xstack, hostile && chance(r, 50) ? NULL : ahu);
-	if ((int)RS0(SYS_gettid) != tid)
+	if ((int)RS0(SYS_gettid) != tid) {
+		rogue_detail(hostile ? "threadlet_exec(hostile)" : "threadlet_exec", t, tid, NULL);
 		rogue_return("threadlet_exec returned in a task with another TID");
+	}
 	if (pthread_self() != self)
 		violation("threadlet_exec: pthread_self() changed");
 	check_exec_ret(ret, "threadlet_exec");
@@ -1595,8 +1754,10 @@ static void op_syslet(struct thr *t, int hostile)
 	errno = 0;
 	ret = async_exec(first, ahu);
 	e = errno;
-	if ((int)RS0(SYS_gettid) != tid)
+	if ((int)RS0(SYS_gettid) != tid) {
+		rogue_detail(hostile ? "async_exec(hostile)" : "async_exec", t, tid, c);
 		rogue_return("async_exec returned in a task with another TID");
+	}
 	if (!ret && !e) {
 		/* Went async: the final atom will be posted (unless NO_COMPLETE). */
 		int exp = T_ISSUED;
@@ -1898,8 +2059,10 @@ static void op_register(struct thr *t)
 				violation("unregistering the TLS area returned %ld", ret);
 			memset(a, 0, sizeof(*a));
 			ret = RS3(__NR_threadlet_register, a, 128, 0);
-			if (ret == 0)
+			if (ret == 0) {
 				t->rawarea = a;
+				areg_note(t, a, 1);
+			}
 			else if (ret != -EBUSY && ret != -ENOMEM)	/* ENOMEM: RLIMIT_MEMLOCK */
 				violation("threadlet_register of a fresh raw area returned %ld", ret);
 			ret = RS3(__NR_threadlet_register, a, 128, 0);
@@ -1909,6 +2072,8 @@ static void op_register(struct thr *t)
 			ret = RS3(__NR_threadlet_register, t->rawarea, 128, THREADLET_UNREGISTER);
 			if (ret)
 				violation("unregistering our raw area returned %ld", ret);
+			else
+				areg_note(t, t->rawarea, 0);
 			t->rawarea = NULL;
 			if (chance(r, 500)) {
 				ret = tls_register_raw();
@@ -2579,8 +2744,10 @@ static void op_area_victim(struct thr *t)
 		c->tid = (int)RS0(SYS_gettid);
 		errno = 0;
 		a = async_exec(&c->at[0], &lib_ahu[0]);
-		if ((int)RS0(SYS_gettid) != c->tid)
+		if ((int)RS0(SYS_gettid) != c->tid) {
+			rogue_detail("async_exec(area_victim)", t, c->tid, c);
 			rogue_return("async_exec returned in a task with another TID");
+		}
 		if (!a && !errno) {
 			int exp = T_ISSUED;
 
@@ -2600,7 +2767,8 @@ static void op_area_victim(struct thr *t)
 			 * Someone took the address: give up the raw area, use
 			 * a new page (from two, so that it cannot fill a hole).
 			 */
-			RS3(__NR_threadlet_register, t->rawarea, 128, THREADLET_UNREGISTER);
+			if (!RS3(__NR_threadlet_register, t->rawarea, 128, THREADLET_UNREGISTER))
+				areg_note(t, t->rawarea, 0);
 			t->rawarea = NULL;
 			p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (p != MAP_FAILED)
@@ -2615,6 +2783,8 @@ static void op_area_victim(struct thr *t)
 		x = RS3(__NR_threadlet_register, t->rawarea, 128, THREADLET_UNREGISTER);
 		if (x)
 			violation("unregistering a raw area whose page was replaced returned %ld", x);
+		else
+			areg_note(t, t->rawarea, 0);
 		t->rawarea = NULL;
 	}
 }
@@ -2814,6 +2984,7 @@ static int pick_op(struct thr *t)
 
 static void run_op(struct thr *t, int op)
 {
+	ring_note(t, op);
 	flight(t, op);
 	switch (op) {
 	case OP_TL_EXEC: op_tl_exec(t, 0); break;
@@ -2923,6 +3094,7 @@ static void check_identity(struct thr *t, int last_op)
 
 	if (tid == t->tid0 && t_self == t)
 		return;
+	rogue_detail("check_identity", t, t->tid0, NULL);
 	violation("%s %d runs as TID %d (TLS of %s %d, %s pthread) after op %s; %s", role_name[t->role],
 		  t->tid0, tid, t_self ? role_name[t_self->role] : "?", t_self ? t_self->tid0 : 0,
 		  pthread_equal(pthread_self(), t->pself) ? "its" : "another",
