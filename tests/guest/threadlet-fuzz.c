@@ -636,8 +636,20 @@ static void thr_dead(struct thr *t, int site)
  */
 static void __attribute__((noreturn)) exit_identity(int site)
 {
-	if (t_self)
-		thr_dead(t_self, site);
+	int tid = (int)RS0(SYS_gettid);
+	uint32_t on = __threadlet_area.flags & THREADLET_ON;
+	struct thr *s = t_self;
+
+	if (s)
+		thr_dead(s, site);
+	/*
+	 * Hunt: nothing above sleeps in a system call (gettid does not), so
+	 * a TID that changed here changed at a page fault that slept.
+	 */
+	if ((int)RS0(SYS_gettid) != tid)
+		say("HUNT FAULT-HANDOFF in exit_identity(%s): read slot %d (%s tid0 %d) as tid %d with the threadlet %s, marked it dead as tid %d (TLS slot now %d)",
+		    ds_name[site], s ? s->idx : -1, s ? role_name[s->role] : "?", s ? s->tid0 : 0,
+		    tid, on ? "on" : "off", (int)RS0(SYS_gettid), t_self ? t_self->idx : -1);
 	for (;;)
 		RS1(SYS_exit, 0);
 }
@@ -1001,6 +1013,7 @@ static long fz_fn(void *data)
 	uint32_t on = __threadlet_area.flags & THREADLET_ON;
 	int cachemiss = !on && (__threadlet_area.lib_flags & FZ_LIB_CACHEMISS);
 	int inplace = on && j->strict;
+	int hunt_tid = (int)RS0(SYS_gettid);
 	long r;
 
 	switch (j->kind) {
@@ -1024,12 +1037,19 @@ static long fz_fn(void *data)
 		fn_block(j, FN_SLEEP);
 		break;
 	case FN_SYSLET: {
+		uint32_t on0 = __threadlet_area.flags & THREADLET_ON;
 		int tid = (int)RS0(SYS_gettid);
 		struct syslet_uatom *a;
 
 		errno = 0;
 		a = async_exec(g.nested, g.raw[0].ahu);
 		if ((int)RS0(SYS_gettid) != tid) {
+			int e = errno;
+
+			say("HUNT FN_SYSLET: tid %d -> %d; threadlet %s before the call (flags %x now, lib_flags %x now); async_exec returned %p errno %d%s",
+			    tid, (int)RS0(SYS_gettid), on0 ? "on" : "off", __threadlet_area.flags,
+			    __threadlet_area.lib_flags, (void *)a, e,
+			    on0 && !a && e == EBUSY ? ": -EBUSY, so the call never slept: the identity moved at a page fault outside it" : "");
 			rogue_detail("async_exec in a threadlet", t_self, tid, NULL);
 			rogue_return("async_exec in a threadlet returned in a task with another TID");
 		}
@@ -1129,6 +1149,10 @@ static long fz_fn(void *data)
 		RS1(SYS_exit_group, 0);
 		break;
 	}
+	/* Hunt: no system call in these kinds, yet the identity moved. */
+	if ((j->kind == FN_NOOP || j->kind == FN_SPIN) && (int)RS0(SYS_gettid) != hunt_tid)
+		say("HUNT FAULT-HANDOFF in fn %s: tid %d -> %d with no system call in between (threadlet was %s)",
+		    j->kind == FN_NOOP ? "noop" : "spin", hunt_tid, (int)RS0(SYS_gettid), on ? "on" : "off");
 	/* A hand-off moves TID and TLS together: whoever we are, both agree. */
 	if (t_self && t_self->tid0 && t_self->tid0 != (int)RS0(SYS_gettid)) {
 		char d[160];
