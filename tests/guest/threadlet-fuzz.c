@@ -1043,6 +1043,21 @@ static long fz_fn(void *data)
 
 		errno = 0;
 		a = async_exec(g.nested, g.raw[0].ahu);
+		/*
+		 * Still on before the call: the threadlet may be handed off
+		 * at any page fault, before or after async_exec() (which
+		 * then refuses with -EBUSY without sleeping). Then this task
+		 * is a cache-miss thread now, with another TID: not a rogue
+		 * return. The TID and the TLS still agree (checked below).
+		 */
+		if ((int)RS0(SYS_gettid) != tid && on0 &&
+		    !(__threadlet_area.flags & THREADLET_ON) &&
+		    (__threadlet_area.lib_flags & FZ_LIB_CACHEMISS)) {
+			say("HUNT FN_SYSLET: handed off outside async_exec (tid %d -> %d, returned %p errno %d): not a rogue return",
+			    tid, (int)RS0(SYS_gettid), (void *)a, errno);
+			fn_block(j, FN_SLEEP);
+			break;
+		}
 		if ((int)RS0(SYS_gettid) != tid) {
 			int e = errno;
 
@@ -3055,7 +3070,15 @@ static struct thr *thr_new(int role, struct rng *r)
 
 	pthread_mutex_lock(&g.thr_lock);
 	for (int i = 0; i < MAX_THR; i++) {
-		if (!g.thr[i].used || !g.thr[i].alive) {
+		/*
+		 * A slot marked dead is reused only once its owner's TID is
+		 * gone: a threadlet that reads its slot from the TLS and
+		 * then touches memory may be handed off at that page fault
+		 * (the contract), and mark the head's slot, not its own.
+		 * The TID and the TLS move together, so a live TID is a
+		 * live slot, whoever marked it.
+		 */
+		if (!g.thr[i].used || (!g.thr[i].alive && !tid_alive(g.thr[i].tid0))) {
 			t = &g.thr[i];
 			if (t->used)
 				g.dead[i].next_gen++;
