@@ -161,6 +161,11 @@ plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$log" | head -n1)
 oks=$(grep -cE '^ok [0-9]+' "$log")
 fails=$(grep -cE '^not ok [0-9]+' "$log")
 grep -E '^(not )?ok [0-9]+' "$log" | sed 's/^/  /'
+# A failed test's own failing checks and diagnostics, so that a log that
+# is not kept (CI's) still says what failed.
+awk '/^# run /		{ n = 0; delete buf; next }
+     /^    +(not ok|# )/	{ if (n < 20) buf[n++] = $0; next }
+     /^not ok [0-9]+/	{ for (i = 0; i < n; i++) print "  " buf[i]; n = 0 }' "$log"
 if [ -z "$plan" ]; then
 	[ $verdict = 0 ] && verdict=3
 	reason="${reason:+$reason; }no TAP plan in the log"
