@@ -251,12 +251,12 @@ static long long now_ns(void)
 enum {
 	ST_TL_EXEC, ST_TL_ASYNC, ST_TL_INPLACE, ST_SYSLET, ST_SYSLET_ASYNC,
 	ST_POPPED, ST_LANDED, ST_PARKED, ST_FORKS, ST_EXECS, ST_SIGNALS,
-	ST_STOPS, ST_TRACES, ST_MEMCHAOS, ST_SPAWNED, ST_NR
+	ST_STOPS, ST_TRACES, ST_MEMCHAOS, ST_SPAWNED, ST_FAULT_HANDOFF, ST_NR
 };
 static const char *const st_name[ST_NR] = {
 	"threadlet_exec", "went-async", "in-place", "async_exec", "syslet-async",
 	"events-popped", "landed-heads", "parks", "forks", "execs", "signals",
-	"stops", "ptraces", "mem-chaos", "spawned",
+	"stops", "ptraces", "mem-chaos", "spawned", "fault-handoffs",
 };
 
 #define NVIOL	8
@@ -643,18 +643,17 @@ static void __attribute__((noreturn)) exit_identity(int site)
 	if (s)
 		thr_dead(s, site);
 	/*
-	 * Hunt: nothing above sleeps in a system call (gettid does not), so
-	 * a TID that changed here changed at a page fault that slept.
+	 * Nothing above sleeps in a system call (gettid does not), so a TID
+	 * that changed here changed at a page fault that slept: legal, and
+	 * why thr_new() reuses a dead slot only once its TID is gone.
 	 */
-	if ((int)RS0(SYS_gettid) != tid)
-		say("HUNT FAULT-HANDOFF in exit_identity(%s): read slot %d (%s tid0 %d) as tid %d with the threadlet %s, marked it dead as tid %d (TLS slot now %d)",
-		    ds_name[site], s ? s->idx : -1, s ? role_name[s->role] : "?", s ? s->tid0 : 0,
-		    tid, on ? "on" : "off", (int)RS0(SYS_gettid), t_self ? t_self->idx : -1);
+	if ((int)RS0(SYS_gettid) != tid && on)
+		stat_inc(ST_FAULT_HANDOFF);
 	for (;;)
 		RS1(SYS_exit, 0);
 }
 
-/* ---- hunt instrumentation --------------------------------------------------- */
+/* ---- diagnostics for identity violations --------------------------------------------------- */
 
 /* The last ops this identity ran (TLS: it moves with the identity). */
 #define RING_N	8
@@ -731,7 +730,7 @@ static void areg_note(struct thr *t, const void *a, int add)
 	int me = (int)RS0(SYS_gettid), other, oslot = -1, freei = -1;
 
 	if (add && (other = areg_other(a, &oslot)))
-		say("HUNT AREA-SHARED: tid %d (slot %d, %s) registered area %p, which live tid %d (slot %d) registered and never unregistered",
+		say("diag AREA-SHARED: tid %d (slot %d, %s) registered area %p, which live tid %d (slot %d) registered and never unregistered",
 		    me, t ? t->idx : -1, t ? role_name[t->role] : "?", a, other, oslot);
 	pthread_mutex_lock(&areg.lock);
 	for (int i = 0; i < NAREG; i++) {
@@ -763,7 +762,7 @@ static void rogue_detail(const char *what, struct thr *t, int exp_tid, const str
 	if (ra)
 		other = areg_other(ra, &oslot);
 	n = snprintf(b, sizeof(b),
-		     "HUNT ROGUE %s: gettid %d, expected %d; stack's slot %d (%s tid0 %d alive %d op %s); "
+		     "diag ROGUE %s: gettid %d, expected %d; stack's slot %d (%s tid0 %d alive %d op %s); "
 		     "TLS slot %d (%s tid0 %d), pthread_self %s the stack's; "
 		     "TLS area flags %x lib_flags %x ip %llx sp %llx ahu %llx; raw area %p (shared %d, flags %x ip %llx sp %llx ahu %llx; also registered by live tid %d slot %d); "
 		     "stack slot: %s; TLS slot: %s; ring: ",
@@ -1013,7 +1012,7 @@ static long fz_fn(void *data)
 	uint32_t on = __threadlet_area.flags & THREADLET_ON;
 	int cachemiss = !on && (__threadlet_area.lib_flags & FZ_LIB_CACHEMISS);
 	int inplace = on && j->strict;
-	int hunt_tid = (int)RS0(SYS_gettid);
+	int tid0 = (int)RS0(SYS_gettid);
 	long r;
 
 	switch (j->kind) {
@@ -1055,10 +1054,9 @@ static long fz_fn(void *data)
 		struct syslet_uatom *a = ra > 0 ? (struct syslet_uatom *)ra : NULL;
 
 		if (now != tid && on0 && became_cm) {
-			say("HUNT FN_SYSLET: handed off outside async_exec (tid %d -> %d, returned %ld): not a rogue return",
-			    tid, now, ra);
+			stat_inc(ST_FAULT_HANDOFF);
 		} else if (now != tid) {
-			say("HUNT FN_SYSLET: tid %d -> %d; threadlet %s before the call (flags %x now, lib_flags %x now); async_exec returned %ld",
+			say("diag FN_SYSLET: tid %d -> %d; threadlet %s before the call (flags %x now, lib_flags %x now); async_exec returned %ld",
 			    tid, now, on0 ? "on" : "off", __threadlet_area.flags,
 			    __threadlet_area.lib_flags, ra);
 			rogue_detail("async_exec in a threadlet", t_self, tid, NULL);
@@ -1159,10 +1157,9 @@ static long fz_fn(void *data)
 		RS1(SYS_exit_group, 0);
 		break;
 	}
-	/* Hunt: no system call in these kinds, yet the identity moved. */
-	if ((j->kind == FN_NOOP || j->kind == FN_SPIN) && (int)RS0(SYS_gettid) != hunt_tid)
-		say("HUNT FAULT-HANDOFF in fn %s: tid %d -> %d with no system call in between (threadlet was %s)",
-		    j->kind == FN_NOOP ? "noop" : "spin", hunt_tid, (int)RS0(SYS_gettid), on ? "on" : "off");
+	/* No system call in these kinds: a hand-off at a page fault. */
+	if ((j->kind == FN_NOOP || j->kind == FN_SPIN) && (int)RS0(SYS_gettid) != tid0)
+		stat_inc(ST_FAULT_HANDOFF);
 	/* A hand-off moves TID and TLS together: whoever we are, both agree. */
 	if (t_self && t_self->tid0 && t_self->tid0 != (int)RS0(SYS_gettid)) {
 		char d[160];
@@ -1231,7 +1228,7 @@ void fz_landed(void)
 				owner = i;
 		rb[0] = 0;
 		ring_str(rb, sizeof(rb));
-		say("HUNT FOREIGN-LANDING: tid %d (TLS slot %d %s tid0 %d, its land %lx, raw area %p shared %d) landed on sp %lx: landing stack of slot %d (%s tid0 %d, raw area %p); ring %s",
+		say("diag FOREIGN-LANDING: tid %d (TLS slot %d %s tid0 %d, its land %lx, raw area %p shared %d) landed on sp %lx: landing stack of slot %d (%s tid0 %d, raw area %p); ring %s",
 		    (int)RS0(SYS_gettid), s->idx, role_name[s->role], s->tid0, s->land,
 		    (void *)s->rawarea, area_shared(s), (unsigned long)sp, owner,
 		    owner >= 0 ? role_name[g.thr[owner].role] : "?",
