@@ -28,9 +28,13 @@
 
 #include "internal.h"
 
+/*
+ * A user resume point or home frame of current's: in its address space
+ * (below 4 GiB for a 32-bit process, whose frames are 32-bit).
+ */
 static bool threadlet_frame_ok(unsigned long ip, unsigned long sp)
 {
-	return ip && sp && ip < TASK_SIZE_MAX && sp < TASK_SIZE_MAX;
+	return ip && sp && ip < TASK_SIZE && sp < TASK_SIZE;
 }
 
 /* Why @tsk, about to sleep with a threadlet on, must sleep in place. */

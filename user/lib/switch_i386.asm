@@ -7,9 +7,7 @@
 ; The same protocol as switch_x86_64.asm: the head saves its callee-saved
 ; registers in a frame on its own stack and gives that frame to
 ; threadlet_on() as the resume point; fn runs on the threadlet stack.
-; The kernel does not hand off 32-bit tasks yet (they fall back, reason
-; THREADLET_FB_COMPAT), so today .resume is reached only if that changes;
-; it is written for it all the same.
+; After a hand-off the spare returns to .resume as the head, eax = 0.
 ;
 ; Head frame, from its lowest address (= head_sp):
 ;   +0   the top block  +4 edi  +8 esi  +12 ebx  +16 ebp

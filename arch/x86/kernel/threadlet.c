@@ -3,15 +3,19 @@
  * x86-64 part of the threadlet hand-off: the user TLS bases and the frame
  * at which the new head returns to user space.
  *
- * The TLS base is per identity: the head keeps its FS/GS base, so errno,
- * pthread_self() and every __thread variable stay the head's. The sleeping
- * task (current, in the scheduler hook) switches its own bases right away;
- * the kernel does not use FS, and its GS is swapped on entry. The woken
- * task loads the head's bases itself, in process context, because its
- * thread.fsbase would be overwritten when it was last switched out.
+ * The TLS is per identity: the head keeps its FS/GS base (64-bit code) or
+ * its set_thread_area() entries and the FS/GS selectors that use them
+ * (32-bit code), so errno, pthread_self() and every __thread variable stay
+ * the head's. The sleeping task (current, in the scheduler hook) switches
+ * its own right away; the kernel does not use FS, and its GS is swapped on
+ * entry. The woken task loads the head's itself, in process context,
+ * because its thread_struct would be overwritten when it was last switched
+ * out.
  */
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
+#include <asm/desc.h>
+#include <asm/fsgsbase.h>
 #include <asm/proto.h>
 #include <asm/pkru.h>
 #include <asm/prctl.h>
@@ -35,18 +39,38 @@ static inline u64 threadlet_desc(const struct desc_struct *d)
  */
 #define THREADLET_TIF_COMPARE	(_TIF_NOCPUID | _TIF_NOTSC | _TIF_SPEC_L1D_FLUSH)
 
+/* The user code segment a task entered the kernel from: 64- or 32-bit. */
+static inline bool threadlet_user32(struct task_struct *t)
+{
+	return task_pt_regs(t)->cs == __USER32_CS;
+}
+
 /*
  * Arch state that stops a hand-off between @head (current) and @spare:
  * what user space can see of its thread and the hand-off does not move.
- * The TLS bases move (below); the GDT TLS entries, the I/O permissions,
- * CPUID faulting and PKRU must be the same in both.
+ * The TLS moves (below); the I/O permissions, CPUID faulting and PKRU must
+ * be the same in both.
+ *
+ * The spare returns to user space through its own entry frame, with its
+ * own code segment, at the head's resume point: both must run code of the
+ * same width (a 64-bit process that runs some 32-bit code, or the other
+ * way round, falls back with THREADLET_FB_COMPAT). How each entered the
+ * kernel does not matter: a 32-bit spare parked with int $0x80 returns
+ * through IRET wherever the head entered (int $0x80, the vDSO's SYSENTER
+ * or SYSCALL, a page fault), as a signal return does.
  */
 int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 {
-	struct pt_regs *regs;
+	struct pt_regs *regs = task_pt_regs(spare);
+	bool compat = threadlet_user32(head);
 	int i;
 
-	if (test_tsk_thread_flag(head, TIF_ADDR32) || in_ia32_syscall())
+	if (compat != threadlet_user32(spare) ||
+	    test_tsk_thread_flag(head, TIF_ADDR32) !=
+	    test_tsk_thread_flag(spare, TIF_ADDR32) ||
+	    (!compat && (regs->cs != __USER_CS ||
+			 (task_thread_info(spare)->status & TS_COMPAT))) ||
+	    regs->ss != __USER_DS)
 		return THREADLET_FB_COMPAT;
 	if (test_tsk_thread_flag(head, TIF_IO_BITMAP) ||
 	    test_tsk_thread_flag(spare, TIF_IO_BITMAP) ||
@@ -54,13 +78,11 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 	    (read_task_thread_flags(head) & THREADLET_TIF_COMPARE) !=
 	    (read_task_thread_flags(spare) & THREADLET_TIF_COMPARE))
 		return THREADLET_FB_ARCH;
-	/* The spare returns with its own cs and ss: they must be 64-bit. */
-	regs = task_pt_regs(spare);
-	if (regs->cs != __USER_CS || regs->ss != __USER_DS ||
-	    (task_thread_info(spare)->status & TS_COMPAT))
-		return THREADLET_FB_COMPAT;
-	/* set_thread_area() entries: get_thread_area() reads them back. */
-	for (i = 0; i < GDT_ENTRY_TLS_ENTRIES; i++)
+	/*
+	 * set_thread_area() entries: 32-bit TLS, moved below; in 64-bit code
+	 * they are the same in both (get_thread_area() reads them back).
+	 */
+	for (i = 0; i < GDT_ENTRY_TLS_ENTRIES && !compat; i++)
 		if (threadlet_desc(&head->thread.tls_array[i]) !=
 		    threadlet_desc(&spare->thread.tls_array[i]))
 			return THREADLET_FB_ARCH;
@@ -78,17 +100,61 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 #endif
 	current_save_fsgs();
 	/*
-	 * Selector-based TLS (set_thread_area) is not a base we can move;
-	 * nor do DS and ES, which 64-bit code leaves zero.
+	 * DS and ES do not move: 64-bit code leaves them zero, 32-bit code
+	 * at __USER_DS. In 64-bit code the FS and GS selectors are zero and
+	 * the bases move; 32-bit code moves the selectors with the entries.
 	 */
 	savesegment(ds, head->thread.ds);
 	savesegment(es, head->thread.es);
-	if (head->thread.fsindex || head->thread.gsindex ||
-	    spare->thread.fsindex || spare->thread.gsindex ||
+	if ((!compat && (head->thread.fsindex || head->thread.gsindex ||
+			 spare->thread.fsindex || spare->thread.gsindex)) ||
 	    head->thread.ds != spare->thread.ds ||
 	    head->thread.es != spare->thread.es)
 		return THREADLET_FB_ARCH;
 	return 0;
+}
+
+/*
+ * Loads 32-bit TLS @tls into current: the GDT TLS entries of this CPU,
+ * then the FS and GS selectors, which take their bases from them (as
+ * set_thread_area() refreshes a selector in use). A null selector keeps
+ * the base it had, which the identity carries too. Preemption is off from
+ * the GDT load to the selector loads: a context switch in between would
+ * load the entries of whoever runs next.
+ */
+static void threadlet_load_tls32(const struct threadlet_tls *tls)
+{
+	struct thread_struct *t = &current->thread;
+
+	preempt_disable();
+	memcpy(t->tls_array, tls->tls_array, sizeof(t->tls_array));
+	load_TLS(t, smp_processor_id());
+	t->fsindex = tls->fsindex;
+	t->gsindex = tls->gsindex;
+	loadsegment(fs, tls->fsindex);
+	if (!tls->fsindex)
+		x86_fsbase_write_cpu(tls->fsbase);
+	load_gs_index(tls->gsindex);
+	if (!tls->gsindex)
+		x86_gsbase_write_cpu_inactive(tls->gsbase);
+	t->fsbase = tls->fsbase;
+	t->gsbase = tls->gsbase;
+	preempt_enable();
+}
+
+/* @t's user TLS, saved in its thread_struct (current_save_fsgs(), park). */
+static void threadlet_save_tls(struct task_struct *t,
+			       struct threadlet_tls *tls, bool compat)
+{
+	tls->fsbase = t->thread.fsbase;
+	tls->gsbase = t->thread.gsbase;
+	tls->compat = compat;
+	if (compat) {
+		memcpy(tls->tls_array, t->thread.tls_array,
+		       sizeof(tls->tls_array));
+		tls->fsindex = t->thread.fsindex;
+		tls->gsindex = t->thread.gsindex;
+	}
 }
 
 /*
@@ -129,8 +195,15 @@ void arch_threadlet_swap_tls(struct task_struct *head,
 			     struct task_struct *spare,
 			     struct threadlet_tls *head_tls)
 {
-	head_tls->fsbase = head->thread.fsbase;
-	head_tls->gsbase = head->thread.gsbase;
+	struct threadlet_tls spare_tls;
+
+	if (threadlet_user32(head)) {
+		threadlet_save_tls(head, head_tls, true);
+		threadlet_save_tls(spare, &spare_tls, true);
+		threadlet_load_tls32(&spare_tls);
+		return;
+	}
+	threadlet_save_tls(head, head_tls, false);
 	do_arch_prctl_64(head, ARCH_SET_FS, spare->thread.fsbase);
 	/* Most programs leave GS alone: then the two bases are the same. */
 	if (spare->thread.gsbase != head_tls->gsbase)
@@ -164,6 +237,11 @@ void arch_threadlet_set_frame(struct pt_regs *regs, unsigned long ip,
 void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 			   unsigned long sp, const struct threadlet_tls *tls)
 {
+	if (tls->compat) {
+		threadlet_load_tls32(tls);
+		arch_threadlet_set_frame(regs, ip, sp);
+		return;
+	}
 	do_arch_prctl_64(current, ARCH_SET_FS, tls->fsbase);
 	/*
 	 * thread.gsbase is current's live user GS base: saved when it

@@ -60,7 +60,7 @@ enum threadlet_fallback {
 	THREADLET_FB_PTRACE,		/* head or spare is ptraced */
 	THREADLET_FB_RT,		/* RT/deadline scheduling policy */
 	THREADLET_FB_PI,		/* owns or waits on a PI futex/rt_mutex */
-	THREADLET_FB_COMPAT,		/* 32-bit task or return frame */
+	THREADLET_FB_COMPAT,		/* head, spare differ: 32/64-bit */
 	THREADLET_FB_SIGNALS,		/* a signal wait, or a temporary signal mask */
 	THREADLET_FB_CREDS,		/* creds, seccomp, no_new_privs, audit ids */
 	THREADLET_FB_ARCH,		/* TLS selectors, I/O bitmap, PKRU, ... */

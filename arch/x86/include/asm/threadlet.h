@@ -7,13 +7,25 @@
  * move a head between two tasks. See arch/x86/kernel/threadlet.c.
  */
 
+#include <asm/desc_defs.h>
+#include <asm/segment.h>
+
 struct pt_regs;
 struct task_struct;
 
-/* The user TLS bases that travel with an identity. */
+/*
+ * The user TLS that travels with an identity. 64-bit code: the FS and GS
+ * bases (the selectors are zero, the GDT TLS entries the same in head and
+ * spare). 32-bit code: the set_thread_area() entries and the FS and GS
+ * selectors that point into them (compat).
+ */
 struct threadlet_tls {
 	unsigned long fsbase;
 	unsigned long gsbase;
+	struct desc_struct tls_array[GDT_ENTRY_TLS_ENTRIES];
+	unsigned short fsindex;
+	unsigned short gsindex;
+	bool compat;
 };
 
 int arch_threadlet_check(struct task_struct *head, struct task_struct *spare);
