@@ -96,11 +96,20 @@ $(TBIN)/%: tests/guest32/%.c $(GUEST_H) $(LIBTL32) | deps
 	@mkdir -p $(TBIN)
 	$(CC) -m32 $(TCFLAGS) -Itests/guest -static -o $@ $< $(LIBTL32) -lm
 
+# The guest tests that apply to 32-bit tasks also run as i386 programs,
+# built from the same source: NAME-m32 in tests/list.
+M32_TESTS := $(patsubst %-m32,%,$(filter %-m32,$(shell grep -v '^\#' tests/list)))
+GUEST_M32 := $(patsubst %,$(TBIN)/%-m32,$(M32_TESTS))
+
+$(TBIN)/%-m32: tests/guest/%.c $(GUEST_H) $(LIBTL32) | deps
+	@mkdir -p $(TBIN)
+	$(CC) -m32 $(TCFLAGS) -static -o $@ $< $(LIBTL32) -lm
+
 $(TBIN)/%: user/examples/%.c $(LIBTL) | deps
 	@mkdir -p $(TBIN)
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
 
-tests: user user32 $(GUEST_TESTS) $(GUEST32) $(EXAMPLES)
+tests: user user32 $(GUEST_TESTS) $(GUEST32) $(GUEST_M32) $(EXAMPLES)
 
 # --- guest image --------------------------------------------------------------
 image: deps tests

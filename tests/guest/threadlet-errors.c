@@ -9,7 +9,18 @@
 #include "tl_test.h"
 #include "tl_util.h"
 
-#define KERNEL_PTR	((void *)0xffff888000000000UL)
+/*
+ * An address user space may not pass: the kernel's direct map, or for a
+ * 32-bit program, whose pointers cannot reach it, the top page of its
+ * 4 GiB (above its TASK_SIZE). KERNEL_ADDR is the kernel's address for
+ * the u64 fields of the uapi structures, which a 32-bit program can fill.
+ */
+#define KERNEL_ADDR	0xffff888000000000ULL
+#if UINTPTR_MAX > 0xffffffffUL
+#define KERNEL_PTR	((void *)KERNEL_ADDR)
+#else
+#define KERNEL_PTR	((void *)0xfffff000UL)
+#endif
 
 static struct threadlet_area area __attribute__((aligned(128)));
 static struct threadlet_area area2 __attribute__((aligned(128)));
@@ -20,13 +31,19 @@ static long sys(long nr, long a, long b, long c)
 	return syscall(nr, a, b, c);
 }
 
+static void fill_addr(struct async_head_user *a, uint64_t r, uint64_t bytes,
+		      uint64_t threads)
+{
+	memset(a, 0, sizeof(*a));
+	a->completion_ring = r;
+	a->ring_size_bytes = bytes;
+	a->max_cachemiss_threads = threads;
+}
+
 static void fill(struct async_head_user *a, uint64_t *r, uint64_t bytes,
 		 uint64_t threads)
 {
-	memset(a, 0, sizeof(*a));
-	a->completion_ring = (uintptr_t)r;
-	a->ring_size_bytes = bytes;
-	a->max_cachemiss_threads = threads;
+	fill_addr(a, (uintptr_t)r, bytes, threads);
 }
 
 static void on_alarm(int sig)
@@ -86,7 +103,7 @@ static void heads(void)
 	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: no threads");
 	fill(&b, ring, sizeof(ring), ASYNC_MAX_CACHEMISS + 1);
 	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: too many threads");
-	fill(&b, KERNEL_PTR, sizeof(ring), 2);
+	fill_addr(&b, KERNEL_ADDR, sizeof(ring), 2);
 	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EFAULT, "async_register: kernel ring");
 	fill(&b, (uint64_t *)((char *)ring + 4), 64, 2);
 	tl_errno(sys(__NR_async_register, (long)&b, sz, 0), EINVAL, "async_register: misaligned ring");

@@ -42,6 +42,7 @@
  */
 long tl_raw_park(struct threadlet_area *area, void *event,
 		 struct async_head_user *ahu, struct threadlet_area *also);
+#ifdef __x86_64__
 __asm__(
 	"	.text\n"
 	"	.globl	tl_raw_park\n"
@@ -72,6 +73,48 @@ __asm__(
 	"	pop	%rbp\n"
 	"	ret\n"
 	"	.size	tl_raw_park, .-tl_raw_park\n");
+#else
+/*
+ * i386: arguments on the stack, ebp/ebx/esi/edi callee-saved; 4 pushes
+ * and 12 bytes keep %esp 16-byte aligned as at a call. The home frame's
+ * upper halves are written as zero. int $0x80 takes event in %ebx, ahu
+ * in %ecx.
+ */
+__asm__(
+	"	.text\n"
+	"	.globl	tl_raw_park\n"
+	"	.type	tl_raw_park, @function\n"
+	"tl_raw_park:\n"
+	"	push	%ebp\n"
+	"	push	%ebx\n"
+	"	push	%esi\n"
+	"	push	%edi\n"
+	"	sub	$12, %esp\n"
+	"	call	2f\n"
+	"2:	pop	%eax\n"
+	"	add	$1f-2b, %eax\n"
+	"	mov	32(%esp), %edx\n"	/* area */
+	"	mov	%eax, 32(%edx)\n"	/* area->home_ip */
+	"	movl	$0, 36(%edx)\n"
+	"	mov	%esp, 40(%edx)\n"	/* area->home_sp */
+	"	movl	$0, 44(%edx)\n"
+	"	mov	44(%esp), %edx\n"	/* also */
+	"	mov	%eax, 32(%edx)\n"
+	"	movl	$0, 36(%edx)\n"
+	"	mov	%esp, 40(%edx)\n"
+	"	movl	$0, 44(%edx)\n"
+	"	mov	36(%esp), %ebx\n"	/* event */
+	"	mov	40(%esp), %ecx\n"	/* ahu */
+	"	mov	$455, %eax\n"		/* __NR_async_thread */
+	"	int	$0x80\n"
+	"1:	add	$12, %esp\n"
+	"	pop	%edi\n"
+	"	pop	%esi\n"
+	"	pop	%ebx\n"
+	"	pop	%ebp\n"
+	"	ret\n"
+	"	.size	tl_raw_park, .-tl_raw_park\n");
+#endif
 _Static_assert(offsetof(struct threadlet_area, home_ip) == 32 &&
 	       offsetof(struct threadlet_area, home_sp) == 40 &&
 	       __NR_async_thread == 455, "tl_raw_park");
