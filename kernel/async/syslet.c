@@ -14,6 +14,7 @@
  * run gets -EINTR) and reschedules between atoms.
  */
 #include <linux/audit.h>
+#include <linux/compat.h>
 #include <linux/entry-common.h>
 #include <linux/nospec.h>
 #include <linux/sched/signal.h>
@@ -22,6 +23,9 @@
 #include <linux/uaccess.h>
 #include <asm/syscall.h>
 #include <asm/unistd.h>
+#ifdef CONFIG_IA32_EMULATION
+#include <asm/ia32_unistd.h>
+#endif
 
 #include <trace/events/threadlet.h>
 
@@ -56,6 +60,85 @@ static bool syslet_nr_forbidden(unsigned int nr)
 	return false;
 }
 
+#ifdef CONFIG_IA32_EMULATION
+/* The same list in the numbers of a 32-bit task's chain (i386 calls). */
+static bool syslet_nr_forbidden_ia32(unsigned int nr)
+{
+	switch (nr) {
+	case __NR_ia32_exit:
+	case __NR_ia32_exit_group:
+	case __NR_ia32_execve:
+	case __NR_ia32_execveat:
+	case __NR_ia32_fork:
+	case __NR_ia32_vfork:
+	case __NR_ia32_clone:
+	case __NR_ia32_clone3:
+	case __NR_ia32_sigreturn:
+	case __NR_ia32_rt_sigreturn:
+	case __NR_ia32_threadlet_register:
+	case __NR_ia32_threadlet_on:
+	case __NR_ia32_threadlet_off:
+	case __NR_ia32_async_register:
+	case __NR_ia32_async_thread:
+	case __NR_ia32_async_wait:
+	case __NR_ia32_async_exec:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A chain started by a 32-bit system call (in_ia32_syscall(): async_exec()
+ * itself came in through int $0x80, SYSENTER or SYSCALL32) names i386
+ * calls and runs them as the compat entry does: arguments in ebx, ecx,
+ * edx, esi, edi, ebp, 32 bits each, the i386 table's handlers.
+ */
+static bool syslet_ia32(void)
+{
+	return in_ia32_syscall();
+}
+
+static void syslet_set_args_ia32(struct pt_regs *regs, const unsigned long *args)
+{
+	regs->bx = (u32)args[0];
+	regs->cx = (u32)args[1];
+	regs->dx = (u32)args[2];
+	regs->si = (u32)args[3];
+	regs->di = (u32)args[4];
+	regs->bp = (u32)args[5];
+}
+
+static long syslet_call_ia32(struct pt_regs *regs, unsigned int nr)
+{
+	return ia32_sys_call(regs, array_index_nospec(nr, IA32_NR_syscalls));
+}
+
+/* The table a chain's atoms index: the task's own system call ABI. */
+static unsigned int syslet_nr_calls(bool ia32)
+{
+	return ia32 ? IA32_NR_syscalls : NR_syscalls;
+}
+#else
+static inline bool syslet_nr_forbidden_ia32(unsigned int nr) { return true; }
+static inline bool syslet_ia32(void) { return false; }
+static inline void syslet_set_args_ia32(struct pt_regs *regs,
+					const unsigned long *args) { }
+static inline long syslet_call_ia32(struct pt_regs *regs, unsigned int nr)
+{
+	return __x64_sys_ni_syscall(regs);
+}
+
+static inline unsigned int syslet_nr_calls(bool ia32)
+{
+	return NR_syscalls;
+}
+#endif
+
+static bool syslet_forbidden(unsigned int nr, bool ia32)
+{
+	return ia32 ? syslet_nr_forbidden_ia32(nr) : syslet_nr_forbidden(nr);
+}
+
 static bool syslet_stops(u32 flags, long ret)
 {
 	return ((flags & SYSLET_STOP_ON_NONZERO) && ret != 0) ||
@@ -80,37 +163,45 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 			    const struct pt_regs *frame)
 {
 	struct pt_regs *regs = task_pt_regs(current);
+	bool ia32 = syslet_ia32();
+	unsigned int nr_calls = syslet_nr_calls(ia32);
 	unsigned long args[6] = { 0 };
 	long nr, ret;
 	int i;
 
 	/* An unknown flag or a number outside the table is a malformed atom. */
-	if ((a->flags & ~SYSLET_ALL_FLAGS) || a->nr >= NR_syscalls)
+	if ((a->flags & ~SYSLET_ALL_FLAGS) || a->nr >= nr_calls)
 		return -EINVAL;
-	if (syslet_nr_forbidden(a->nr))
+	if (syslet_forbidden(a->nr, ia32))
 		return -EPERM;
 	for (i = 0; i < 6 && a->arg_ptr[i]; i++)
 		if (get_user(args[i], (u64 __user *)u64_to_user_ptr(a->arg_ptr[i])))
 			return -EFAULT;
 	regs->orig_ax = a->nr;
 	regs->ax = __x64_sys_ni_syscall(regs);	/* as the entry code sets it */
-	regs->di = args[0];
-	regs->si = args[1];
-	regs->dx = args[2];
-	regs->r10 = args[3];
-	regs->r8 = args[4];
-	regs->r9 = args[5];
+	if (ia32) {
+		syslet_set_args_ia32(regs, args);
+	} else {
+		regs->di = args[0];
+		regs->si = args[1];
+		regs->dx = args[2];
+		regs->r10 = args[3];
+		regs->r8 = args[4];
+		regs->r9 = args[5];
+	}
 
 	nr = syscall_enter_from_user_mode_work(regs, a->nr);
 	if (nr != -1) {
 		/* A tracer may have asked for any number: check it again. */
-		if ((unsigned long)nr >= NR_syscalls)
+		if ((unsigned long)nr >= nr_calls)
 			regs->ax = __x64_sys_ni_syscall(regs);
-		else if (syslet_nr_forbidden(nr))
+		else if (syslet_forbidden(nr, ia32))
 			regs->ax = -EPERM;
+		else if (ia32)
+			regs->ax = syslet_call_ia32(regs, nr);
 		else
 			regs->ax = x64_sys_call(regs,
-						array_index_nospec(nr, NR_syscalls));
+						array_index_nospec(nr, nr_calls));
 	}
 	syscall_exit_work_nested(regs);
 	ret = regs->ax;
@@ -290,7 +381,7 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
  * a bad pointer. The new value itself is at @uptr: returned, any value in
  * [-4095, -1] would read as an error.
  */
-SYSCALL_DEFINE2(umem_add, u64 __user *, uptr, u64, inc)
+static long do_umem_add(u64 __user *uptr, u64 inc)
 {
 	u64 val;
 
@@ -301,3 +392,17 @@ SYSCALL_DEFINE2(umem_add, u64 __user *, uptr, u64, inc)
 		return -EFAULT;
 	return val != 0;
 }
+
+SYSCALL_DEFINE2(umem_add, u64 __user *, uptr, u64, inc)
+{
+	return do_umem_add(uptr, inc);
+}
+
+#ifdef CONFIG_COMPAT
+/* A 32-bit task passes @inc in two registers, the low half first. */
+COMPAT_SYSCALL_DEFINE3(umem_add, compat_uptr_t, uptr, u32, inc_lo,
+		       u32, inc_hi)
+{
+	return do_umem_add(compat_ptr(uptr), ((u64)inc_hi << 32) | inc_lo);
+}
+#endif

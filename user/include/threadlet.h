@@ -119,10 +119,11 @@ static inline long complete_threadlet_fn(void *event,
 	return __complete_threadlet_fn(event, ahu);
 }
 
-#ifdef __x86_64__
 /*
  * Syslets: chains of system calls run in the kernel (see
  * include/uapi/linux/threadlet.h for struct syslet_uatom and SYSLET_*).
+ * An atom's number is one of the calling process's own system calls:
+ * x86-64 numbers in a 64-bit process, i386 numbers in a 32-bit one.
  *
  * async_exec() returns the final atom when the chain ran in place, NULL
  * when it went async (errno is then 0; the final atom will be posted into
@@ -151,7 +152,6 @@ static inline void syslet_link(struct syslet_uatom *a, struct syslet_uatom *next
 	a->next = (unsigned long)next;
 }
 
-#endif /* __x86_64__ */
 
 /* Introspection, for tests and tools. */
 struct threadlet_stats {

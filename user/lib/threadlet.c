@@ -685,9 +685,8 @@ long async_wait(unsigned long min_wait_events, unsigned long user_ring_idx,
 	return ret < 0 ? -errno : ret;
 }
 
-/* ---- syslets (x86-64 only: atoms name x86-64 system calls) ----------- */
+/* ---- syslets: atoms name the calling process's own system calls ----- */
 
-#ifdef __x86_64__
 struct syslet_uatom *async_exec(struct syslet_uatom *atom,
 				struct async_head_user *ahu)
 {
@@ -706,7 +705,13 @@ struct syslet_uatom *async_exec(struct syslet_uatom *atom,
 
 int umem_add(unsigned long long *uptr, unsigned long long inc)
 {
+#ifdef __i386__
+	/* The increment in two registers, the low half first. */
+	long ret = syscall(__NR_umem_add, uptr, (unsigned long)inc,
+			   (unsigned long)(inc >> 32));
+#else
 	long ret = syscall(__NR_umem_add, uptr, inc);
+#endif
 
 	return ret < 0 ? -errno : (int)ret;
 }
@@ -728,4 +733,3 @@ void syslet_atom_init(struct syslet_uatom *a, unsigned int nr,
 		a->arg_ptr[i] = (uintptr_t)va_arg(ap, unsigned long long *);
 	va_end(ap);
 }
-#endif /* __x86_64__ */
