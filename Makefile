@@ -105,6 +105,10 @@ $(TBIN)/%-m32: tests/guest/%.c $(GUEST_H) $(LIBTL32) | deps
 	@mkdir -p $(TBIN)
 	$(CC) -m32 $(TCFLAGS) -static -o $@ $< $(LIBTL32) -lm
 
+$(TBIN)/%-m32: user/examples/%.c $(LIBTL32) | deps
+	@mkdir -p $(TBIN)
+	$(CC) -m32 $(TCFLAGS) -static -o $@ $< $(LIBTL32)
+
 $(TBIN)/%: user/examples/%.c $(LIBTL) | deps
 	@mkdir -p $(TBIN)
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)

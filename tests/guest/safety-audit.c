@@ -195,13 +195,13 @@ static int audit_get(struct audit_status *s)
 	return audit_request(AUDIT_GET, NULL, 0, s, sizeof(*s));
 }
 
-/* always,exit -F arch=b64 -S getppid -S async_exec */
+/* always,exit -F arch=<this build's> -S getppid -S async_exec */
 static struct audit_rule_data rule = {
 	.flags = AUDIT_FILTER_EXIT,
 	.action = AUDIT_ALWAYS,
 	.field_count = 1,
 	.fields = { AUDIT_ARCH },
-	.values = { AUDIT_ARCH_X86_64 },
+	.values = { SF_AUDIT_ARCH },
 	.fieldflags = { AUDIT_EQUAL },
 };
 
@@ -266,7 +266,7 @@ static void child(void)
 	if (!hear(p2c[0], 'a', 30000))
 		_exit(11);
 	for (int i = 0; i < NR_DIRECT; i++)
-		co->direct[i] = syscall(SYS_getppid, MARK_DIRECT, i);
+		co->direct[i] = syscall(SYS_getppid, (long)MARK_DIRECT, (long)i);
 	tell(c2p[1], 'a');
 
 	if (!hear(p2c[0], 'b', 30000))
@@ -478,8 +478,8 @@ int main(void)
 
 	rule_init();
 	err = audit_request(AUDIT_ADD_RULE, &rule, sizeof(rule), NULL, 0);
-	tl_ok(!err, "AUDIT_ADD_RULE: always,exit arch=b64 getppid, async_exec (%s)",
-	      err ? strerror(-err) : "ok");
+	tl_ok(!err, "AUDIT_ADD_RULE: always,exit arch=%s getppid, async_exec (%s)",
+	      sizeof(long) == 8 ? "b64" : "b32", err ? strerror(-err) : "ok");
 	if (!err) {
 		sf_sync();
 		audited();

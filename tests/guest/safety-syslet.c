@@ -143,17 +143,14 @@ static void trace_atoms(void)
 				s->exec = exec;
 				s->entry = 1;
 				s->nr = info.entry.nr;
-				s->orig_rax = regs.orig_rax;
-				s->rax = regs.rax;
-				s->args[0] = regs.rdi;
-				s->args[1] = regs.rsi;
-				s->args[2] = regs.rdx;
-				s->args[3] = regs.r10;
-				s->args[4] = regs.r8;
-				s->args[5] = regs.r9;
+				long long args[6] = SF_REG_ARGS(regs);
+
+				s->orig_rax = SF_REG_NR(regs);
+				s->rax = SF_REG_RET(regs);
+				memcpy(s->args, args, sizeof(args));
 			}
 			if (exec == 2 && info.entry.nr == SYS_getuid) {
-				regs.orig_rax = -1;
+				SF_REG_NR(regs) = -1;
 				ptrace(PTRACE_SETREGS, pid, 0, &regs);
 			}
 		} else if (info.op == PTRACE_SYSCALL_INFO_EXIT) {
@@ -171,11 +168,11 @@ static void trace_atoms(void)
 				s->exec = exec;
 				s->entry = 0;
 				s->nr = nr;
-				s->orig_rax = regs.orig_rax;
-				s->rax = regs.rax;
+				s->orig_rax = SF_REG_NR(regs);
+				s->rax = SF_REG_RET(regs);
 			}
 			if (exec == 3 && nr == SYS_getgid) {
-				regs.rax = 4242;
+				SF_REG_RET(regs) = 4242;
 				ptrace(PTRACE_SETREGS, pid, 0, &regs);
 			}
 		}
@@ -269,7 +266,7 @@ static int install_filter(unsigned int action)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SF_AUDIT_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getppid, 0, 1),
@@ -385,7 +382,7 @@ static void seccomp_atoms(void)
 	st = run_seccomp_child(filter_child, SECCOMP_RET_TRAP);
 	sf_ok(sf_exited0(st) && so->after && so->sigsys == 1 && so->sigsys_at_return == 1 &&
 	      so->sys_nr == __NR_getppid && so->sig_code == 1 /* SYS_SECCOMP */ &&
-	      so->sig_arch == (int)AUDIT_ARCH_X86_64 && !ran_getppid(so->r[0]),
+	      so->sig_arch == (int)SF_AUDIT_ARCH && !ran_getppid(so->r[0]),
 	      "seccomp RET_TRAP: SIGSYS for syscall %d by async_exec()'s return (%d signals, si_syscall %d, atom %lld) (%s)",
 	      __NR_getppid, so->sigsys, so->sys_nr, so->r[0], sf_status_str(st));
 }

@@ -23,6 +23,23 @@
 #include "tl_test.h"
 #include "tl_util.h"
 
+/*
+ * The system call ABI of this build, for ptrace, seccomp and audit: the
+ * same tests run as 64-bit and as 32-bit (-m32) programs, and a 32-bit
+ * program's syslet atoms are i386 calls.
+ */
+#ifdef __x86_64__
+#define SF_AUDIT_ARCH		AUDIT_ARCH_X86_64
+#define SF_REG_NR(r)		((r).orig_rax)
+#define SF_REG_RET(r)		((r).rax)
+#define SF_REG_ARGS(r)		{ (r).rdi, (r).rsi, (r).rdx, (r).r10, (r).r8, (r).r9 }
+#else
+#define SF_AUDIT_ARCH		AUDIT_ARCH_I386
+#define SF_REG_NR(r)		((r).orig_eax)
+#define SF_REG_RET(r)		((r).eax)
+#define SF_REG_ARGS(r)		{ (r).ebx, (r).ecx, (r).edx, (r).esi, (r).edi, (r).ebp }
+#endif
+
 typedef unsigned long long u64;
 
 /*

@@ -68,13 +68,14 @@ static void blocking_chains(void)
 	struct syslet_uatom at[4], *done = NULL;
 	static char c;
 	static long long r_read, r_getpid;
-	static u64 a_pfd, a_c = (uintptr_t)&c, a_one = 1;
+	static u64 a_pfd, a_c, a_one = 1;
 	pid_t tid = gettid();
 	int pfd[2];
 	u64 first = 5000;	/* the data file has 16384 blocks */
 
 	tl_ok(pipe(pfd) == 0, "pipe");
 	a_pfd = pfd[0];
+	a_c = (uintptr_t)&c;
 	syslet_atom_init(&at[0], SYS_read, 0, &r_read, &at[1], 3, &a_pfd, &a_c, &a_one);
 	syslet_atom_init(&at[1], SYS_getpid, 0, &r_getpid, NULL, 0);
 	r_read = r_getpid = -999;
@@ -118,13 +119,14 @@ static void conditions(void)
 {
 	struct syslet_uatom at[4];
 	static long long r[4];
-	static u64 bad_fd = (u64)-1, zero, a_zero = (uintptr_t)&zero;
+	static u64 bad_fd = (u64)-1, zero, a_zero;
 
 	/* getppid() > 0, close(-1) < 0, umem_add(&zero, 0) == 0 */
 #define GETPPID(i, fl, nx) syslet_atom_init(&at[i], SYS_getppid, fl, &r[i], nx, 0)
 #define BADCLOSE(i, fl, nx) syslet_atom_init(&at[i], SYS_close, fl, &r[i], nx, 1, &bad_fd)
 #define ZERO(i, fl, nx) syslet_atom_init(&at[i], __NR_umem_add, fl, &r[i], nx, 2, &a_zero, &zero)
 	zero = 0;
+	a_zero = (uintptr_t)&zero;
 
 	GETPPID(0, SYSLET_STOP_ON_NONZERO, &at[1]);
 	GETPPID(1, 0, NULL);
@@ -166,9 +168,9 @@ static void umem_loop(void)
 {
 	struct syslet_uatom at[2];
 	static long long r[2];
-	static u64 count, minus_one = (u64)-1, a_ptr;
+	static u64 count, minus_one = (u64)-1, minus_one_hi = 0xffffffff, a_ptr;
 	int pfd[2];
-	static u64 a_wfd, a_byte = (uintptr_t)"x", a_one = 1;
+	static u64 a_wfd, a_byte, a_one = 1;
 	char buf[32];
 
 	tl_ok(umem_add(&count, 5) == 1 && count == 5,
@@ -181,12 +183,14 @@ static void umem_loop(void)
 	tl_ok(umem_add(NULL, 1) == -EFAULT, "umem_add(NULL): -EFAULT");
 	count = 10;
 	a_ptr = (uintptr_t)&count;
+	a_byte = (uintptr_t)"x";
 	tl_ok(pipe(pfd) == 0, "pipe");
 	a_wfd = pfd[1];
 	/* do { write(1 byte) } while (--count): counts down with umem_add */
 	syslet_atom_init(&at[0], SYS_write, 0, &r[0], &at[1], 3, &a_wfd, &a_byte, &a_one);
-	syslet_atom_init(&at[1], __NR_umem_add, SYSLET_STOP_ON_ZERO, &r[1], &at[0], 2,
-			 &a_ptr, &minus_one);
+	/* A 32-bit process passes the 64-bit increment as two halves. */
+	syslet_atom_init(&at[1], __NR_umem_add, SYSLET_STOP_ON_ZERO, &r[1], &at[0],
+			 sizeof(long) == 4 ? 3 : 2, &a_ptr, &minus_one, &minus_one_hi);
 	tl_ok(async_exec(at, &ahu) == &at[1] && count == 0 && r[1] == 0,
 	      "umem_add loop ends at zero");
 	tl_ok(read(pfd[0], buf, sizeof(buf)) == 10, "and ran its body 10 times");

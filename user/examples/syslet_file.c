@@ -8,6 +8,9 @@
  * blocks (a cold page cache), async_exec() returns NULL at once and the
  * final atom arrives in the completion ring.
  *
+ * Atoms name the process's own system calls: built with -m32, they are
+ * i386 calls, and fstat is fstat64, whose struct stat64 is glibc's.
+ *
  * Usage: syslet_file [path]   (default /mnt/disk/README)
  */
 #include <errno.h>
@@ -19,13 +22,21 @@
 #include <sys/syscall.h>
 #include <threadlet.h>
 
+#ifdef __i386__
+#define FSTAT_NR	SYS_fstat64
+typedef struct stat64 file_stat;
+#else
+#define FSTAT_NR	SYS_fstat
+typedef struct stat file_stat;
+#endif
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "/mnt/disk/README";
 	static char buf[4096];
 	struct async_head_user ahu;
 	struct syslet_uatom atoms[4], *done;
-	struct stat st;
+	file_stat st;
 	long long fd = -1, fstat_ret = -1, nread = -1, close_ret = -1;
 	unsigned long long a_path = (uintptr_t)path, a_flags = O_RDONLY;
 	unsigned long long a_st = (uintptr_t)&st, a_buf = (uintptr_t)buf;
@@ -36,7 +47,7 @@ int main(int argc, char **argv)
 		return 1;
 	syslet_atom_init(&atoms[0], SYS_open, stop, &fd, &atoms[1], 2,
 			 &a_path, &a_flags);
-	syslet_atom_init(&atoms[1], SYS_fstat, stop, &fstat_ret, &atoms[2], 2,
+	syslet_atom_init(&atoms[1], FSTAT_NR, stop, &fstat_ret, &atoms[2], 2,
 			 (unsigned long long *)&fd, &a_st);
 	syslet_atom_init(&atoms[2], SYS_read, stop, &nread, &atoms[3], 3,
 			 (unsigned long long *)&fd, &a_buf, &a_len);
