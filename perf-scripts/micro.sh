@@ -7,6 +7,9 @@
 # of that second run include perf's tracepoint overhead), then perf stat
 # of single paths to show which of them enter the kernel.
 #
+# Each boot ends with the same benchmark built as a 32-bit program
+# (micro32, on the 32-bit library): $RESULTS/micro32-<mode>.txt.
+#
 # Results: $RESULTS/micro-icount.txt and $RESULTS/micro-wall.txt; serial
 # logs: $BUILD/logs/micro-<mode>.log. Then, from whichever of them exist:
 # $RESULTS/micro.md, every figure as cost per operation and as a ratio to
@@ -33,6 +36,8 @@
 #   LIBTL    libthreadlet.a [$BUILD/user/libthreadlet.a]
 #   MICRO    the static benchmark binary [$BUILD/tests/micro], rebuilt
 #            here if older than micro.c or LIBTL
+#   MICRO32  the same, -m32, on LIBTL32 [$BUILD/tests/micro32]; empty: none
+#   LIBTL32  the 32-bit libthreadlet.a [$BUILD/user32/libthreadlet.a]
 #   RESULTS  where the result files go [$BUILD/results]
 #   MODES    which modes to run ["icount wall"]
 #   ICOUNT_RUNS  boots in icount mode, to check determinism [2]
@@ -59,6 +64,11 @@ ICOUNT_RUNS=${ICOUNT_RUNS:-2}
 SPREAD_MAX=${SPREAD_MAX:-1}
 
 build_bench "$HERE/micro.c" "$MICRO" || exit 1
+MICRO32=${MICRO32-$BUILD/tests/micro32}
+LIBTL32=${LIBTL32:-$BUILD/user32/libthreadlet.a}
+if [ -n "$MICRO32" ]; then
+	CC="$CC -m32" LIBTL=$LIBTL32 build_bench "$HERE/micro.c" "$MICRO32" || exit 1
+fi
 build_bench "$HERE/reads.c" "$READS" || exit 1
 
 # A guest image of our own, holding only the benchmarks (plus busybox and
@@ -67,6 +77,8 @@ IMG=$BUILD/bench-micro
 mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
 cp "$MICRO" "$IMG/bin/micro"
 cp "$READS" "$IMG/bin/reads"
+rm -f "$IMG/bin/micro32"
+[ -z "$MICRO32" ] || cp "$MICRO32" "$IMG/bin/micro32"
 echo micro > "$IMG/list"
 [ ! -f "$BUILD/disk.img" ] || [ "$IMG/disk.img" -nt "$BUILD/disk.img" ] ||
 	cp "$BUILD/disk.img" "$IMG/disk.img"
@@ -85,6 +97,7 @@ guest_cmd() { # <reads options>
 	for b in call null_vdso null_syscall getppid syslet_null handoff futex_handoff; do
 		g="$g && echo == perf stat, $b only && perf stat -e $events /tests/micro $b"
 	done
+	[ -z "$MICRO32" ] || g="$g && echo == micro32, the same as a 32-bit program && /tests/micro32"
 	echo "$g"
 }
 
@@ -126,8 +139,17 @@ for run in $runs; do
 		# the firmware's escape sequences that precede the first line.
 		grep -v -e '^\[' -e '^TL-' "$log" |
 			sed -n '/threadlet micro-benchmark:/,$p' |
-			sed 's/^.*\(threadlet micro-benchmark:\)/\1/'
+			sed 's/^.*\(threadlet micro-benchmark:\)/\1/' |
+			sed '/^== micro32/,$d'
 	} > "$out"
+	if [ -n "$MICRO32" ]; then
+		{
+			echo "# threadlet micro-benchmark as a 32-bit program, mode $mode"
+			sed -n 2,4p "$out"
+			grep -v -e '^\[' -e '^TL-' "$log" | sed -n '/^== micro32/,$p' | sed 1d
+		} > "$RESULTS/micro32-$run.txt"
+		grep -E '^TARGET' "$RESULTS/micro32-$run.txt" | head -n 3 | sed "s/^/  $run (32-bit): /"
+	fi
 	grep -E '^TARGET' "$out" | head -n 3 | sed "s/^/  $run: /"
 	[ "$rc" = 0 ] || { echo "micro.sh: $run run failed (exit $rc), see $log" >&2; status=1; }
 done
