@@ -181,7 +181,8 @@ static struct async_head *async_head_alloc(struct async_head_user *k,
 	if (k->low_watermark > k->max_cachemiss_threads ||
 	    k->idle_timeout_ms > ASYNC_MAX_IDLE_MS)
 		return ERR_PTR(-EINVAL);
-	if (!access_ok(u64_to_user_ptr(k->completion_ring), k->ring_size_bytes))
+	if (!threadlet_u64_ptr(k->completion_ring) ||
+	    !access_ok(u64_to_user_ptr(k->completion_ring), k->ring_size_bytes))
 		return ERR_PTR(-EFAULT);
 
 	head = kzalloc(sizeof(*head), GFP_KERNEL_ACCOUNT);

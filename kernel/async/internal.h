@@ -133,6 +133,16 @@ struct async_parker {
 	struct pt_regs			regs;
 };
 
+/*
+ * A user address from a __u64 field of the uapi structures, or NULL when
+ * it does not fit in a pointer (a 32-bit kernel): never a truncated one,
+ * which would name other memory than the caller's.
+ */
+static inline void __user *threadlet_u64_ptr(u64 v)
+{
+	return v == (unsigned long)v ? u64_to_user_ptr(v) : NULL;
+}
+
 /* head.c */
 struct async_head *async_head_get(struct async_head_user __user *ahu);
 struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr);

@@ -32,7 +32,7 @@
  * A user resume point or home frame of current's: in its address space
  * (below 4 GiB for a 32-bit process, whose frames are 32-bit).
  */
-static bool threadlet_frame_ok(unsigned long ip, unsigned long sp)
+static bool threadlet_frame_ok(u64 ip, u64 sp)
 {
 	return ip && sp && ip < TASK_SIZE && sp < TASK_SIZE;
 }
@@ -184,7 +184,7 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 			     bool sleeping)
 {
 	struct threadlet_area *a = reg->karea;
-	unsigned long ip = READ_ONCE(a->head_ip), sp = READ_ONCE(a->head_sp);
+	u64 ip = READ_ONCE(a->head_ip), sp = READ_ONCE(a->head_sp);
 	struct task_struct *spare, *grower = NULL;
 	struct async_head *head;
 	struct async_parker *p;
@@ -323,7 +323,7 @@ int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg)
 long async_go_home(long ret)
 {
 	struct threadlet_area *a = current->threadlet->karea;
-	unsigned long ip = READ_ONCE(a->home_ip), sp = READ_ONCE(a->home_sp);
+	u64 ip = READ_ONCE(a->home_ip), sp = READ_ONCE(a->home_sp);
 	struct pt_regs *regs = task_pt_regs(current);
 
 	if (threadlet_frame_ok(ip, sp))

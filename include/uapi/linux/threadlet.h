@@ -9,7 +9,8 @@
  *
  * Every structure here has fixed-size fields, so that 32-bit and 64-bit
  * processes share one layout and the compat entry points need no
- * translation. Pointers travel as __u64.
+ * translation. Pointers travel as __u64; on a 32-bit kernel an address
+ * that does not fit in a pointer is -EFAULT, never truncated.
  */
 
 #include <linux/types.h>
