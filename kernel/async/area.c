@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 #include <linux/syscalls.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 
 #include <trace/events/threadlet.h>
 
@@ -57,15 +58,32 @@ static void threadlet_reg_free(struct threadlet_reg *reg)
 		async_head_put(reg->held_head);
 	if (reg->head)
 		async_head_put(reg->head);
+	if (reg->vmap)
+		vunmap(reg->vmap);
 	unpin_user_page(reg->page);
 	threadlet_unaccount_page(reg);
 	kfree(reg);
+}
+
+/*
+ * A kernel address for the pinned area page that stays valid until the
+ * registration ends, usable from the scheduler hook: the direct map, or,
+ * for a highmem page (32-bit kernels), a mapping of its own (kmap()'s
+ * few slots are meant for short uses).
+ */
+static void *threadlet_map_page(struct threadlet_reg *reg, struct page *page)
+{
+	if (!PageHighMem(page))
+		return page_address(page);
+	reg->vmap = vmap(&page, 1, VM_MAP, PAGE_KERNEL);
+	return reg->vmap;
 }
 
 static int threadlet_reg_alloc(struct threadlet_area __user *uarea)
 {
 	struct threadlet_reg *reg;
 	struct page *page;
+	void *base;
 	int ret;
 
 	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
@@ -76,17 +94,26 @@ static int threadlet_reg_alloc(struct threadlet_area __user *uarea)
 		kfree(reg);
 		return ret;
 	}
+	ret = -EFAULT;
 	if (pin_user_pages_fast((unsigned long)uarea, 1,
-				FOLL_WRITE | FOLL_LONGTERM, &page) != 1) {
-		threadlet_unaccount_page(reg);
-		kfree(reg);
-		return -EFAULT;
-	}
+				FOLL_WRITE | FOLL_LONGTERM, &page) != 1)
+		goto unaccount;
+	ret = -ENOMEM;
+	base = threadlet_map_page(reg, page);
+	if (!base)
+		goto unpin;
 	reg->uarea = uarea;
 	reg->page = page;
-	reg->karea = page_address(page) + offset_in_page(uarea);
+	reg->karea = base + offset_in_page(uarea);
 	current->threadlet = reg;
 	return 0;
+
+unpin:
+	unpin_user_page(page);
+unaccount:
+	threadlet_unaccount_page(reg);
+	kfree(reg);
+	return ret;
 }
 
 static int threadlet_unregister(struct threadlet_area __user *uarea)

@@ -24,6 +24,7 @@ struct threadlet_reg {
 	struct threadlet_area __user	*uarea;
 	struct threadlet_area		*karea;	/* kernel view of the pinned page */
 	struct page			*page;
+	void				*vmap;	/* karea's mapping of a highmem page */
 	/* Charged to this user's locked_vm, or NULL (CAP_IPC_LOCK). */
 	struct user_struct		*user;
 	/* The last async head a hand-off used, referenced (pool.c). */

@@ -14,7 +14,6 @@
  * run gets -EINTR) and reschedules between atoms.
  */
 #include <linux/audit.h>
-#include <linux/compat.h>
 #include <linux/entry-common.h>
 #include <linux/nospec.h>
 #include <linux/sched/signal.h>
@@ -24,7 +23,7 @@
 #include <asm/syscall.h>
 #include <asm/unistd.h>
 #ifdef CONFIG_IA32_EMULATION
-#include <asm/ia32_unistd.h>
+#include <asm/ia32_unistd.h>	/* __NR_ia32_* */
 #endif
 
 #include <trace/events/threadlet.h>
@@ -32,11 +31,17 @@
 #include "internal.h"
 
 /*
- * System calls a chain may not run: they never return to the chain (exit,
- * exec, sigreturn), create tasks that would start in the middle of it, or
+ * The system call ABIs a chain can use: the one async_exec() itself was
+ * called through. A 64-bit task's atoms are x86-64 calls; a 32-bit task's
+ * (in_ia32_syscall(): int $0x80, SYSENTER, SYSCALL32, and every call on
+ * an i386 kernel) are i386 calls, run as the 32-bit entry runs them.
+ *
+ * Each ABI forbids the calls that never return to the chain (exit, exec,
+ * sigreturn), create tasks that would start in the middle of it, or
  * re-enter the async machinery itself.
  */
-static bool syslet_nr_forbidden(unsigned int nr)
+#ifdef CONFIG_X86_64
+static bool syslet_nr_forbidden_64(unsigned int nr)
 {
 	switch (nr) {
 	case __NR_exit:
@@ -60,45 +65,56 @@ static bool syslet_nr_forbidden(unsigned int nr)
 	return false;
 }
 
-#ifdef CONFIG_IA32_EMULATION
-/* The same list in the numbers of a 32-bit task's chain (i386 calls). */
-static bool syslet_nr_forbidden_ia32(unsigned int nr)
+static void syslet_set_args_64(struct pt_regs *regs, const unsigned long *args)
+{
+	regs->di = args[0];
+	regs->si = args[1];
+	regs->dx = args[2];
+	regs->r10 = args[3];
+	regs->r8 = args[4];
+	regs->r9 = args[5];
+}
+#else
+static inline bool syslet_nr_forbidden_64(unsigned int nr) { return true; }
+static inline void syslet_set_args_64(struct pt_regs *regs,
+				      const unsigned long *args) { }
+#define x64_sys_call(regs, nr)		__ia32_sys_ni_syscall(regs)
+#define __x64_sys_ni_syscall(regs)	__ia32_sys_ni_syscall(regs)
+#endif
+
+#if defined(CONFIG_X86_32) || defined(CONFIG_IA32_EMULATION)
+#ifdef CONFIG_X86_64
+#define SYSLET_NR32(name)	__NR_ia32_##name
+#else
+#define SYSLET_NR32(name)	__NR_##name
+#endif
+
+static bool syslet_nr_forbidden_32(unsigned int nr)
 {
 	switch (nr) {
-	case __NR_ia32_exit:
-	case __NR_ia32_exit_group:
-	case __NR_ia32_execve:
-	case __NR_ia32_execveat:
-	case __NR_ia32_fork:
-	case __NR_ia32_vfork:
-	case __NR_ia32_clone:
-	case __NR_ia32_clone3:
-	case __NR_ia32_sigreturn:
-	case __NR_ia32_rt_sigreturn:
-	case __NR_ia32_threadlet_register:
-	case __NR_ia32_threadlet_on:
-	case __NR_ia32_threadlet_off:
-	case __NR_ia32_async_register:
-	case __NR_ia32_async_thread:
-	case __NR_ia32_async_wait:
-	case __NR_ia32_async_exec:
+	case SYSLET_NR32(exit):
+	case SYSLET_NR32(exit_group):
+	case SYSLET_NR32(execve):
+	case SYSLET_NR32(execveat):
+	case SYSLET_NR32(fork):
+	case SYSLET_NR32(vfork):
+	case SYSLET_NR32(clone):
+	case SYSLET_NR32(clone3):
+	case SYSLET_NR32(sigreturn):
+	case SYSLET_NR32(rt_sigreturn):
+	case SYSLET_NR32(threadlet_register):
+	case SYSLET_NR32(threadlet_on):
+	case SYSLET_NR32(threadlet_off):
+	case SYSLET_NR32(async_register):
+	case SYSLET_NR32(async_thread):
+	case SYSLET_NR32(async_wait):
+	case SYSLET_NR32(async_exec):
 		return true;
 	}
 	return false;
 }
 
-/*
- * A chain started by a 32-bit system call (in_ia32_syscall(): async_exec()
- * itself came in through int $0x80, SYSENTER or SYSCALL32) names i386
- * calls and runs them as the compat entry does: arguments in ebx, ecx,
- * edx, esi, edi, ebp, 32 bits each, the i386 table's handlers.
- */
-static bool syslet_ia32(void)
-{
-	return in_ia32_syscall();
-}
-
-static void syslet_set_args_ia32(struct pt_regs *regs, const unsigned long *args)
+static void syslet_set_args_32(struct pt_regs *regs, const unsigned long *args)
 {
 	regs->bx = (u32)args[0];
 	regs->cx = (u32)args[1];
@@ -108,25 +124,15 @@ static void syslet_set_args_ia32(struct pt_regs *regs, const unsigned long *args
 	regs->bp = (u32)args[5];
 }
 
-static long syslet_call_ia32(struct pt_regs *regs, unsigned int nr)
-{
-	return ia32_sys_call(regs, array_index_nospec(nr, IA32_NR_syscalls));
-}
-
-/* The table a chain's atoms index: the task's own system call ABI. */
 static unsigned int syslet_nr_calls(bool ia32)
 {
 	return ia32 ? IA32_NR_syscalls : NR_syscalls;
 }
 #else
-static inline bool syslet_nr_forbidden_ia32(unsigned int nr) { return true; }
-static inline bool syslet_ia32(void) { return false; }
-static inline void syslet_set_args_ia32(struct pt_regs *regs,
-					const unsigned long *args) { }
-static inline long syslet_call_ia32(struct pt_regs *regs, unsigned int nr)
-{
-	return __x64_sys_ni_syscall(regs);
-}
+static inline bool syslet_nr_forbidden_32(unsigned int nr) { return true; }
+static inline void syslet_set_args_32(struct pt_regs *regs,
+				      const unsigned long *args) { }
+#define ia32_sys_call(regs, nr)		__x64_sys_ni_syscall(regs)
 
 static inline unsigned int syslet_nr_calls(bool ia32)
 {
@@ -136,7 +142,22 @@ static inline unsigned int syslet_nr_calls(bool ia32)
 
 static bool syslet_forbidden(unsigned int nr, bool ia32)
 {
-	return ia32 ? syslet_nr_forbidden_ia32(nr) : syslet_nr_forbidden(nr);
+	return ia32 ? syslet_nr_forbidden_32(nr) : syslet_nr_forbidden_64(nr);
+}
+
+static void syslet_set_args(struct pt_regs *regs, const unsigned long *args,
+			    bool ia32)
+{
+	if (ia32)
+		syslet_set_args_32(regs, args);
+	else
+		syslet_set_args_64(regs, args);
+}
+
+/* "No such call": what the entry code leaves in ax before the call. */
+static long syslet_ni(struct pt_regs *regs, bool ia32)
+{
+	return ia32 ? __ia32_sys_ni_syscall(regs) : __x64_sys_ni_syscall(regs);
 }
 
 static bool syslet_stops(u32 flags, long ret)
@@ -145,6 +166,13 @@ static bool syslet_stops(u32 flags, long ret)
 	       ((flags & SYSLET_STOP_ON_ZERO) && ret == 0) ||
 	       ((flags & SYSLET_STOP_ON_NEGATIVE) && ret < 0) ||
 	       ((flags & SYSLET_STOP_ON_NON_POSITIVE) && ret <= 0);
+}
+
+/* Runs call @nr (< syslet_nr_calls(@ia32)) of the chain's ABI. */
+static long syslet_call(struct pt_regs *regs, unsigned int nr, bool ia32)
+{
+	nr = array_index_nospec(nr, syslet_nr_calls(ia32));
+	return ia32 ? ia32_sys_call(regs, nr) : x64_sys_call(regs, nr);
 }
 
 /*
@@ -163,7 +191,7 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 			    const struct pt_regs *frame)
 {
 	struct pt_regs *regs = task_pt_regs(current);
-	bool ia32 = syslet_ia32();
+	bool ia32 = in_ia32_syscall();
 	unsigned int nr_calls = syslet_nr_calls(ia32);
 	unsigned long args[6] = { 0 };
 	long nr, ret;
@@ -175,33 +203,22 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 	if (syslet_forbidden(a->nr, ia32))
 		return -EPERM;
 	for (i = 0; i < 6 && a->arg_ptr[i]; i++)
-		if (get_user(args[i], (u64 __user *)u64_to_user_ptr(a->arg_ptr[i])))
+		if (!threadlet_u64_ptr(a->arg_ptr[i]) ||
+		    get_user(args[i], (u64 __user *)u64_to_user_ptr(a->arg_ptr[i])))
 			return -EFAULT;
 	regs->orig_ax = a->nr;
-	regs->ax = __x64_sys_ni_syscall(regs);	/* as the entry code sets it */
-	if (ia32) {
-		syslet_set_args_ia32(regs, args);
-	} else {
-		regs->di = args[0];
-		regs->si = args[1];
-		regs->dx = args[2];
-		regs->r10 = args[3];
-		regs->r8 = args[4];
-		regs->r9 = args[5];
-	}
+	regs->ax = syslet_ni(regs, ia32);	/* as the entry code sets it */
+	syslet_set_args(regs, args, ia32);
 
 	nr = syscall_enter_from_user_mode_work(regs, a->nr);
 	if (nr != -1) {
 		/* A tracer may have asked for any number: check it again. */
 		if ((unsigned long)nr >= nr_calls)
-			regs->ax = __x64_sys_ni_syscall(regs);
+			regs->ax = syslet_ni(regs, ia32);
 		else if (syslet_forbidden(nr, ia32))
 			regs->ax = -EPERM;
-		else if (ia32)
-			regs->ax = syslet_call_ia32(regs, nr);
 		else
-			regs->ax = x64_sys_call(regs,
-						array_index_nospec(nr, nr_calls));
+			regs->ax = syslet_call(regs, nr, ia32);
 	}
 	syscall_exit_work_nested(regs);
 	ret = regs->ax;
@@ -235,6 +252,8 @@ static int syslet_store(const struct syslet_uatom *a, long ret)
 {
 	if (!a->ret_ptr)
 		return 0;
+	if (!threadlet_u64_ptr(a->ret_ptr))
+		return -EFAULT;
 	return put_user(ret, (s64 __user *)u64_to_user_ptr(a->ret_ptr));
 }
 
@@ -284,7 +303,8 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 		}
 		if (!next)
 			return uatom;
-		if (copy_from_user(&n, u64_to_user_ptr(next), sizeof(n))) {
+		if (!threadlet_u64_ptr(next) ||
+		    copy_from_user(&n, u64_to_user_ptr(next), sizeof(n))) {
 			/* This atom's result is replaced: its successor is bad. */
 			syslet_store(a, -EFAULT);
 			return uatom;
@@ -398,11 +418,14 @@ SYSCALL_DEFINE2(umem_add, u64 __user *, uptr, u64, inc)
 	return do_umem_add(uptr, inc);
 }
 
-#ifdef CONFIG_COMPAT
-/* A 32-bit task passes @inc in two registers, the low half first. */
-COMPAT_SYSCALL_DEFINE3(umem_add, compat_uptr_t, uptr, u32, inc_lo,
-		       u32, inc_hi)
+#if defined(CONFIG_X86_32) || defined(CONFIG_IA32_EMULATION)
+/*
+ * The i386 entry (native and compat): @inc comes in two registers, the
+ * low half first, as for the other i386 calls with 64-bit arguments
+ * (arch/x86/kernel/sys_ia32.c).
+ */
+SYSCALL_DEFINE3(ia32_umem_add, u64 __user *, uptr, u32, inc_lo, u32, inc_hi)
 {
-	return do_umem_add(compat_ptr(uptr), ((u64)inc_hi << 32) | inc_lo);
+	return do_umem_add(uptr, ((u64)inc_hi << 32) | inc_lo);
 }
 #endif

@@ -39,11 +39,48 @@ static inline u64 threadlet_desc(const struct desc_struct *d)
  */
 #define THREADLET_TIF_COMPARE	(_TIF_NOCPUID | _TIF_NOTSC | _TIF_SPEC_L1D_FLUSH)
 
+/*
+ * Where each kernel keeps a task's user segment state. x86-64: the
+ * selectors and bases in thread_struct, saved from the registers by the
+ * context switch (and by current_save_fsgs()). i386: DS, ES and FS in the
+ * entry frame, GS live in the register and saved in thread.gs by the
+ * context switch.
+ */
+#ifdef CONFIG_X86_64
 /* The user code segment a task entered the kernel from: 64- or 32-bit. */
 static inline bool threadlet_user32(struct task_struct *t)
 {
 	return task_pt_regs(t)->cs == __USER32_CS;
 }
+
+/* Saves current's live selectors and bases into its thread_struct. */
+static void threadlet_save_segs(void)
+{
+	current_save_fsgs();
+	savesegment(ds, current->thread.ds);
+	savesegment(es, current->thread.es);
+}
+
+static inline u16 threadlet_ds(struct task_struct *t) { return t->thread.ds; }
+static inline u16 threadlet_es(struct task_struct *t) { return t->thread.es; }
+static inline u16 threadlet_fs(struct task_struct *t) { return t->thread.fsindex; }
+static inline u16 threadlet_gs(struct task_struct *t) { return t->thread.gsindex; }
+#else
+static inline bool threadlet_user32(struct task_struct *t)
+{
+	return true;
+}
+
+static void threadlet_save_segs(void)
+{
+	savesegment(gs, current->thread.gs);
+}
+
+static inline u16 threadlet_ds(struct task_struct *t) { return task_pt_regs(t)->ds; }
+static inline u16 threadlet_es(struct task_struct *t) { return task_pt_regs(t)->es; }
+static inline u16 threadlet_fs(struct task_struct *t) { return task_pt_regs(t)->fs; }
+static inline u16 threadlet_gs(struct task_struct *t) { return t->thread.gs; }
+#endif
 
 /*
  * Arch state that stops a hand-off between @head (current) and @spare:
@@ -98,18 +135,16 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 	    read_pkru() != spare->thread.pkru)
 		return THREADLET_FB_ARCH;
 #endif
-	current_save_fsgs();
+	threadlet_save_segs();
 	/*
 	 * DS and ES do not move: 64-bit code leaves them zero, 32-bit code
 	 * at __USER_DS. In 64-bit code the FS and GS selectors are zero and
 	 * the bases move; 32-bit code moves the selectors with the entries.
 	 */
-	savesegment(ds, head->thread.ds);
-	savesegment(es, head->thread.es);
-	if ((!compat && (head->thread.fsindex || head->thread.gsindex ||
-			 spare->thread.fsindex || spare->thread.gsindex)) ||
-	    head->thread.ds != spare->thread.ds ||
-	    head->thread.es != spare->thread.es)
+	if ((!compat && (threadlet_fs(head) || threadlet_gs(head) ||
+			 threadlet_fs(spare) || threadlet_gs(spare))) ||
+	    threadlet_ds(head) != threadlet_ds(spare) ||
+	    threadlet_es(head) != threadlet_es(spare))
 		return THREADLET_FB_ARCH;
 	return 0;
 }
@@ -129,6 +164,7 @@ static void threadlet_load_tls32(const struct threadlet_tls *tls)
 	preempt_disable();
 	memcpy(t->tls_array, tls->tls_array, sizeof(t->tls_array));
 	load_TLS(t, smp_processor_id());
+#ifdef CONFIG_X86_64
 	t->fsindex = tls->fsindex;
 	t->gsindex = tls->gsindex;
 	loadsegment(fs, tls->fsindex);
@@ -139,21 +175,29 @@ static void threadlet_load_tls32(const struct threadlet_tls *tls)
 		x86_gsbase_write_cpu_inactive(tls->gsbase);
 	t->fsbase = tls->fsbase;
 	t->gsbase = tls->gsbase;
+#else
+	/* The exit to user space loads FS from the frame; GS is live. */
+	task_pt_regs(current)->fs = tls->fsindex;
+	t->gs = tls->gsindex;
+	loadsegment(gs, tls->gsindex);
+#endif
 	preempt_enable();
 }
 
-/* @t's user TLS, saved in its thread_struct (current_save_fsgs(), park). */
+/* @t's user TLS, as threadlet_save_segs() or the park saved it. */
 static void threadlet_save_tls(struct task_struct *t,
 			       struct threadlet_tls *tls, bool compat)
 {
+#ifdef CONFIG_X86_64
 	tls->fsbase = t->thread.fsbase;
 	tls->gsbase = t->thread.gsbase;
+#endif
 	tls->compat = compat;
 	if (compat) {
 		memcpy(tls->tls_array, t->thread.tls_array,
 		       sizeof(tls->tls_array));
-		tls->fsindex = t->thread.fsindex;
-		tls->gsindex = t->thread.gsindex;
+		tls->fsindex = threadlet_fs(t);
+		tls->gsindex = threadlet_gs(t);
 	}
 }
 
@@ -164,9 +208,7 @@ static void threadlet_save_tls(struct task_struct *t,
  */
 void arch_threadlet_park(void)
 {
-	current_save_fsgs();
-	savesegment(ds, current->thread.ds);
-	savesegment(es, current->thread.es);
+	threadlet_save_segs();
 #ifdef CONFIG_X86_INTEL_MEMORY_PROTECTION_KEYS
 	if (cpu_feature_enabled(X86_FEATURE_OSPKE))
 		current->thread.pkru = read_pkru();
@@ -203,11 +245,13 @@ void arch_threadlet_swap_tls(struct task_struct *head,
 		threadlet_load_tls32(&spare_tls);
 		return;
 	}
+#ifdef CONFIG_X86_64
 	threadlet_save_tls(head, head_tls, false);
 	do_arch_prctl_64(head, ARCH_SET_FS, spare->thread.fsbase);
 	/* Most programs leave GS alone: then the two bases are the same. */
 	if (spare->thread.gsbase != head_tls->gsbase)
 		do_arch_prctl_64(head, ARCH_SET_GS, spare->thread.gsbase);
+#endif
 }
 
 /*
@@ -242,6 +286,7 @@ void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 		arch_threadlet_set_frame(regs, ip, sp);
 		return;
 	}
+#ifdef CONFIG_X86_64
 	do_arch_prctl_64(current, ARCH_SET_FS, tls->fsbase);
 	/*
 	 * thread.gsbase is current's live user GS base: saved when it
@@ -249,5 +294,6 @@ void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 	 */
 	if (current->thread.gsbase != tls->gsbase)
 		do_arch_prctl_64(current, ARCH_SET_GS, tls->gsbase);
+#endif
 	arch_threadlet_set_frame(regs, ip, sp);
 }
