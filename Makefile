@@ -31,7 +31,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
-.PHONY: all deps kernel kernel-debug prepare user user32 tests image run check check-debug test shell clean distclean
+.PHONY: all deps kernel kernel-debug kernel-i386 image-i386 prepare user user32 tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
 all: kernel image
@@ -63,6 +63,27 @@ $(KDBG)/.config: $(KOBJ)/.config config/debug.config
 
 kernel-debug: kernel $(KDBG)/.config
 	@$(KMAKE:$(KOBJ)=$(KDBG)) -s bzImage
+
+# The same overlay and patches as a native i386 kernel (config/i386.config
+# on top of the x86-64 fragment, minus its 64-bit-only options).
+KOBJ32   := $(B)/kobj-i386
+BZIMAGE32 := $(KOBJ32)/arch/x86/boot/bzImage
+KMAKE32  := $(KMAKE:$(KOBJ)=$(KOBJ32)) ARCH=i386
+$(KOBJ32)/.config: config/threadlets.config config/i386.config $(PATCHES) scripts/kconfig-check.sh | prepare
+	@mkdir -p $(KOBJ32)
+	$(KMAKE32) -s tinyconfig
+	cd $(KOBJ32) && $(KSRC)/scripts/kconfig/merge_config.sh -m -O $(KOBJ32) \
+		$(KOBJ32)/.config $(CURDIR)/config/threadlets.config \
+		$(CURDIR)/config/i386.config >/dev/null
+	$(KMAKE32) -s olddefconfig
+	grep -v -e '^CONFIG_64BIT=' -e '^CONFIG_IA32_EMULATION=' \
+		-e '^CONFIG_LOCALVERSION=' config/threadlets.config | \
+		cat - config/i386.config > $(KOBJ32)/fragment.config
+	scripts/kconfig-check.sh $(KOBJ32)/fragment.config $(KOBJ32)/.config
+
+kernel-i386: prepare $(KOBJ32)/.config
+	@echo "  KERNEL  $(BZIMAGE32)"
+	@$(KMAKE32) -s bzImage
 
 kernel: prepare $(KOBJ)/.config
 	@echo "  KERNEL  $(BZIMAGE)"
@@ -98,7 +119,7 @@ $(TBIN)/%: tests/guest32/%.c $(GUEST_H) $(LIBTL32) | deps
 
 # The guest tests that apply to 32-bit tasks also run as i386 programs,
 # built from the same source: NAME-m32 in tests/list.
-M32_TESTS := $(patsubst %-m32,%,$(filter %-m32,$(shell grep -v '^\#' tests/list)))
+M32_TESTS := boot $(patsubst %-m32,%,$(filter %-m32,$(shell grep -v '^\#' tests/list)))
 GUEST_M32 := $(patsubst %,$(TBIN)/%-m32,$(M32_TESTS))
 
 $(TBIN)/%-m32: tests/guest/%.c $(GUEST_H) $(LIBTL32) | deps
@@ -119,6 +140,17 @@ tests: user user32 $(GUEST_TESTS) $(GUEST32) $(GUEST_M32) $(EXAMPLES)
 image: deps tests
 	@tests/mkimage.sh $(B) $(TBIN) tests/list
 
+# The native i386 guest: a static i386 busybox, and the 32-bit builds of
+# the tests (boot, threadlet-i386 and every NAME-m32 of tests/list).
+B32 := $(B)/i386
+$(B32)/busybox: scripts/busybox-i386.sh
+	@scripts/busybox-i386.sh $@
+
+image-i386: deps tests $(B32)/busybox
+	@mkdir -p $(B32)
+	@{ echo boot-m32; echo threadlet-i386; grep -- '-m32$$' tests/list; } > $(B32)/list
+	@BUSYBOX=$(B32)/busybox NO_TOOLS=1 tests/mkimage.sh $(B32) $(TBIN) $(B32)/list
+
 # --- benchmarks -----------------------------------------------------------------
 include perf-scripts/perf.mk
 include tests/fuzz.mk
@@ -131,7 +163,7 @@ run: kernel image $(MICRO_BIN)
 	BUILD=$(B) KERNEL=$(BZIMAGE) MICRO=$(MICRO_BIN) MODES=icount ICOUNT_RUNS=1 perf-scripts/micro.sh
 	@sed "/^== perf stat/,\$$d" $(B)/results/micro-icount.txt
 
-check: kernel image
+check: kernel image kernel-i386 image-i386
 	@tests/check.sh
 
 # Every guest test on the debug kernel, then the fault-injection test,

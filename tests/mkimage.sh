@@ -3,6 +3,8 @@
 # Usage: mkimage.sh <build-dir> <test-bin-dir> <test-list>
 # The initramfs holds busybox, /init, the static test programs (in the order
 # of <test-list>) and Debian's perf and fio with every library they load.
+# Environment: BUSYBOX, the busybox to use [/bin/busybox]; NO_TOOLS=1
+# leaves perf and fio out (the native i386 guest, which cannot run them).
 # The disk holds data files for the I/O tests; it is made with mke2fs -d so
 # no root mount is needed, and QEMU opens it with snapshot=on.
 set -euo pipefail
@@ -15,7 +17,7 @@ ROOT=$B/initramfs.d
 
 rm -rf "$ROOT"
 mkdir -p "$ROOT"/{bin,sbin,usr/bin,etc,proc,sys,dev,tmp,mnt,tests,lib64}
-cp /bin/busybox "$ROOT/bin/busybox"
+cp "${BUSYBOX:-/bin/busybox}" "$ROOT/bin/busybox"
 cp "$HERE/image/init" "$ROOT/init"
 grep -v '^#' "$LIST" > "$ROOT/tests/list"
 for t in $(cat "$ROOT/tests/list"); do
@@ -36,8 +38,10 @@ copy_elf() {
 		cp -Ln "$lib" "$ROOT$lib"
 	done
 }
-copy_elf /usr/bin/perf /usr/bin/perf
-copy_elf /usr/bin/fio /usr/bin/fio
+if [ "${NO_TOOLS:-0}" != 1 ]; then
+	copy_elf /usr/bin/perf /usr/bin/perf
+	copy_elf /usr/bin/fio /usr/bin/fio
+fi
 echo "root:x:0:0:root:/:/bin/sh" > "$ROOT/etc/passwd"
 
 # The same inputs give the same bytes (fixed times, inode numbers from the

@@ -29,6 +29,9 @@
 #   - the kernel log has no BUG:, WARNING:, Oops, panic, lockdep, RCU stall,
 #     soft lockup or hung task report.
 # Exit status: 0 pass, 1 test failure, 2 kernel report, 3 timeout/crash.
+#
+# Environment: BUILD, KERNEL, INITRD, DISK (defaults under build/), and
+# QEMU_BIN [qemu-system-x86_64] (qemu-system-i386 boots the i386 kernel).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -93,7 +96,7 @@ fi
 case "$cpus" in 1|2|3|4) ;; *) echo "run-qemu: --smp takes 1 to 4" >&2; exit 64 ;; esac
 smp=$cpus,sockets=$cpus,cores=1,threads=1
 [ "$icount" = 0 ] || smp=1
-qemu=(qemu-system-x86_64 -nographic -no-reboot -m 1G -smp "$smp"
+qemu=("${QEMU_BIN:-qemu-system-x86_64}" -nographic -no-reboot -m 1G -smp "$smp"
 	-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" -nic none)
 [ "$disk" = 0 ] ||
 	qemu+=(-drive "file=$DISK,if=virtio,format=raw,snapshot=on${drive_opts:+,$drive_opts}")

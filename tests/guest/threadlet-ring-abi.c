@@ -123,17 +123,23 @@ int main(int argc, char **argv)
 	pid = fork();
 	if (pid == 0) {
 		execl(other_build(argv[0]), other_build(argv[0]), "read", fdstr, (char *)NULL);
-		_exit(127);
+		_exit(errno == ENOEXEC ? 126 : 127);
 	}
 	st = -1;
 	if (pid > 0 && waitpid(pid, &st, 0) != pid)
 		st = -1;
-	tl_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	      "%s-bit reader (%s) found the same index and records and popped them (status %#x)",
-	      sizeof(long) == 8 ? "32" : "64", other_build(argv[0]), st);
-	tl_ok(sh->ahu.user_ring_idx == NEV && !ring[0] && !ring[1] && !ring[2],
-	      "its pops are this process's: user_ring_idx %llu, slots zero",
-	      (unsigned long long)sh->ahu.user_ring_idx);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 126 && sizeof(long) == 4) {
+		/* A native i386 kernel runs no 64-bit programs. */
+		tl_skip_test("this kernel cannot run the 64-bit reader (ENOEXEC)");
+		tl_skip_test("no pops to check");
+	} else {
+		tl_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "%s-bit reader (%s) found the same index and records and popped them (status %#x)",
+		      sizeof(long) == 8 ? "32" : "64", other_build(argv[0]), st);
+		tl_ok(sh->ahu.user_ring_idx == NEV && !ring[0] && !ring[1] && !ring[2],
+		      "its pops are this process's: user_ring_idx %llu, slots zero",
+		      (unsigned long long)sh->ahu.user_ring_idx);
+	}
 	for (int i = 0; i < NEV; i++)
 		if (sh->popped[i] != sh->expected[0] && sh->popped[i] != sh->expected[1] &&
 		    sh->popped[i] != sh->expected[2])

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Puts Debian's static i386 busybox at <dest>, for the native i386 guest.
+# The package is downloaded and unpacked, not installed: installed, it
+# would replace the amd64 busybox-static that the x86-64 guests use.
+# Usage: busybox-i386.sh <dest>
+set -eu
+dest=$1
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO=sudo
+else
+	SUDO=
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if ! dpkg --print-foreign-architectures | grep -qx i386; then
+	$SUDO dpkg --add-architecture i386
+	$SUDO apt-get update -qq
+fi
+(cd "$tmp" && apt-get download -qq busybox-static:i386 2>/dev/null) || {
+	$SUDO apt-get update -qq
+	(cd "$tmp" && apt-get download -qq busybox-static:i386)
+}
+dpkg-deb -x "$tmp"/busybox-static_*_i386.deb "$tmp/x"
+mkdir -p "$(dirname "$dest")"
+cp "$tmp/x/bin/busybox" "$dest"
+echo "busybox-i386: $dest"
