@@ -110,12 +110,23 @@ long __complete_threadlet_fn(void *event, struct async_head_user *ahu);
  * is posted), and never returns in a cache-miss thread (@event is posted
  * into @ahu's ring and the thread parks); -EINVAL outside a threadlet.
  * Inline, so that the common case is a test and the vDSO call.
+ *
+ * The head can still be handed off between the test and the call: a
+ * signal delivered there runs its handler with the threadlet on, and
+ * writing the signal frame or the handler may sleep. Then threadlet_off()
+ * finds the flag already clear (0) and this is a cache-miss thread, which
+ * must complete as one, never return 0 from the function.
  */
 static inline long complete_threadlet_fn(void *event,
 					 struct async_head_user *ahu)
 {
-	if (__builtin_expect(__threadlet_area.flags & THREADLET_ON, 1))
-		return __threadlet_off(&__threadlet_area);
+	long ret;
+
+	if (__builtin_expect(__threadlet_area.flags & THREADLET_ON, 1)) {
+		ret = __threadlet_off(&__threadlet_area);
+		if (__builtin_expect(ret != 0, 1))
+			return ret;
+	}
 	return __complete_threadlet_fn(event, ahu);
 }
 

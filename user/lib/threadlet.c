@@ -345,12 +345,19 @@ tl_cachemiss_done(void *event, struct async_head_user *ahu)
  */
 long __complete_threadlet_fn(void *event, struct async_head_user *ahu)
 {
+	long ret;
+
 	/*
-	 * Still on: only this thread's own schedule() could clear the flag,
-	 * and nothing sleeps between this test and the vDSO call.
+	 * Still on: only this thread's own schedule() can clear the flag,
+	 * but a signal handler run between this test and the vDSO call may
+	 * sleep, and so may writing its frame: then the head was handed off
+	 * and threadlet_off() returns 0. This is a cache-miss thread now.
 	 */
-	if (__threadlet_area.flags & THREADLET_ON)
-		return __threadlet_off(&__threadlet_area);	/* 1 */
+	if (__threadlet_area.flags & THREADLET_ON) {
+		ret = __threadlet_off(&__threadlet_area);
+		if (ret)
+			return ret;	/* 1 */
+	}
 	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS)
 		tl_cachemiss_done(event, ahu);
 	return -EINVAL;			/* not inside a threadlet */
@@ -364,9 +371,16 @@ long __complete_threadlet_fn(void *event, struct async_head_user *ahu)
  */
 void tl_fn_returned_slow(void *data)
 {
+	if (!(__threadlet_area.lib_flags & TL_LIB_CACHEMISS))
+		__threadlet_off(&__threadlet_area);
+	/*
+	 * Tested again after the call: a signal handler run just before it
+	 * may have slept and handed the head off (threadlet_off() then found
+	 * the flag clear). Returning would take this cache-miss thread back
+	 * to the head's frame, on a stack the new head is using.
+	 */
 	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS)
 		tl_cachemiss_done(data, tl_pool_ahu);
-	__threadlet_off(&__threadlet_area);
 }
 
 /* ---- async heads and their pools ------------------------------------- */
