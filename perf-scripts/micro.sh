@@ -8,7 +8,9 @@
 # of single paths to show which of them enter the kernel.
 #
 # Each boot ends with the same benchmark built as a 32-bit program
-# (micro32, on the 32-bit library): $RESULTS/micro32-<mode>.txt.
+# (micro32, on the 32-bit library): $RESULTS/micro32-<mode>.txt; and if
+# the native i386 kernel and its image are built, one more -icount boot
+# runs micro32 there: $RESULTS/micro32-i386-icount.txt.
 #
 # Results: $RESULTS/micro-icount.txt and $RESULTS/micro-wall.txt; serial
 # logs: $BUILD/logs/micro-<mode>.log. Then, from whichever of them exist:
@@ -153,6 +155,29 @@ for run in $runs; do
 	grep -E '^TARGET' "$out" | head -n 3 | sed "s/^/  $run: /"
 	[ "$rc" = 0 ] || { echo "micro.sh: $run run failed (exit $rc), see $log" >&2; status=1; }
 done
+
+# The 32-bit benchmark on the native i386 kernel too, when it is built
+# (make kernel-i386 image-i386): one -icount boot of micro32 alone.
+K32=$BUILD/kobj-i386/arch/x86/boot/bzImage
+I32=$BUILD/i386/initramfs.cpio
+if [ -n "$MICRO32" ] && [ -f "$K32" ] && [ -f "$I32" ] && [[ " $runs " == *" icount "* ]]; then
+	out=$RESULTS/micro32-i386-icount.txt
+	echo "  QEMU    micro32 (icount, i386 kernel) -> $out"
+	mkdir -p "$IMG/i386"
+	BUILD=$BUILD KERNEL=$K32 INITRD=$I32 DISK=$BUILD/i386/disk.img \
+		QEMU_BIN=qemu-system-i386 QEMU_CPU=max,vendor=GenuineIntel \
+		"$REPO/tests/run-qemu.sh" --icount --no-disk --name micro32-i386 \
+		--timeout "$TIMEOUT" --guest-timeout "$TIMEOUT" --cmd "/tests/micro32" \
+		> "$IMG/i386/out.txt" 2>&1
+	rc=$?
+	{
+		echo "# threadlet micro-benchmark as a 32-bit program on the native i386 kernel, mode icount"
+		echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'), kernel $K32"
+		echo "# qemu: qemu-system-i386, --icount --no-disk; run-qemu.sh exit $rc"
+		grep -v -e '^\[' -e '^TL-' -e SeaBIOS -e 'Booting from' "$IMG/i386/out.txt"
+	} > "$out"
+	[ "$rc" = 0 ] || { echo "micro.sh: i386 run failed (exit $rc)" >&2; status=1; }
+fi
 
 # first_run <file>: the output of the boot's first micro and reads runs,
 # the ones without perf.
