@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * x86-64 part of the threadlet hand-off: the user TLS bases and the frame
- * at which the new head returns to user space.
+ * x86 part of the threadlet hand-off (x86-64, with or without 32-bit
+ * programs, and i386): the user TLS and the frame at which the new head
+ * returns to user space.
  *
  * The TLS is per identity: the head keeps its FS/GS base (64-bit code) or
  * its set_thread_area() entries and the FS/GS selectors that use them
