@@ -74,12 +74,22 @@ static void syslet_set_args_64(struct pt_regs *regs, const unsigned long *args)
 	regs->r8 = args[4];
 	regs->r9 = args[5];
 }
+
+/* @nr < NR_syscalls, or -1: "no such call". */
+static long syslet_call_64(struct pt_regs *regs, long nr)
+{
+	if (nr < 0)
+		return __x64_sys_ni_syscall(regs);
+	return x64_sys_call(regs, array_index_nospec(nr, NR_syscalls));
+}
 #else
 static inline bool syslet_nr_forbidden_64(unsigned int nr) { return true; }
 static inline void syslet_set_args_64(struct pt_regs *regs,
 				      const unsigned long *args) { }
-#define x64_sys_call(regs, nr)		__ia32_sys_ni_syscall(regs)
-#define __x64_sys_ni_syscall(regs)	__ia32_sys_ni_syscall(regs)
+static inline long syslet_call_64(struct pt_regs *regs, long nr)
+{
+	return __ia32_sys_ni_syscall(regs);
+}
 #endif
 
 #if defined(CONFIG_X86_32) || defined(CONFIG_IA32_EMULATION)
@@ -128,11 +138,22 @@ static unsigned int syslet_nr_calls(bool ia32)
 {
 	return ia32 ? IA32_NR_syscalls : NR_syscalls;
 }
+
+/* @nr < IA32_NR_syscalls, or -1: "no such call". */
+static long syslet_call_32(struct pt_regs *regs, long nr)
+{
+	if (nr < 0)
+		return __ia32_sys_ni_syscall(regs);
+	return ia32_sys_call(regs, array_index_nospec(nr, IA32_NR_syscalls));
+}
 #else
 static inline bool syslet_nr_forbidden_32(unsigned int nr) { return true; }
 static inline void syslet_set_args_32(struct pt_regs *regs,
 				      const unsigned long *args) { }
-#define ia32_sys_call(regs, nr)		__x64_sys_ni_syscall(regs)
+static inline long syslet_call_32(struct pt_regs *regs, long nr)
+{
+	return __x64_sys_ni_syscall(regs);
+}
 
 static inline unsigned int syslet_nr_calls(bool ia32)
 {
@@ -154,12 +175,6 @@ static void syslet_set_args(struct pt_regs *regs, const unsigned long *args,
 		syslet_set_args_64(regs, args);
 }
 
-/* "No such call": what the entry code leaves in ax before the call. */
-static long syslet_ni(struct pt_regs *regs, bool ia32)
-{
-	return ia32 ? __ia32_sys_ni_syscall(regs) : __x64_sys_ni_syscall(regs);
-}
-
 static bool syslet_stops(u32 flags, long ret)
 {
 	return ((flags & SYSLET_STOP_ON_NONZERO) && ret != 0) ||
@@ -168,11 +183,13 @@ static bool syslet_stops(u32 flags, long ret)
 	       ((flags & SYSLET_STOP_ON_NON_POSITIVE) && ret <= 0);
 }
 
-/* Runs call @nr (< syslet_nr_calls(@ia32)) of the chain's ABI. */
-static long syslet_call(struct pt_regs *regs, unsigned int nr, bool ia32)
+/*
+ * Runs call @nr (< syslet_nr_calls(@ia32)) of the chain's ABI; -1 gives
+ * "no such call", what the entry code leaves in ax before the call.
+ */
+static long syslet_call(struct pt_regs *regs, long nr, bool ia32)
 {
-	nr = array_index_nospec(nr, syslet_nr_calls(ia32));
-	return ia32 ? ia32_sys_call(regs, nr) : x64_sys_call(regs, nr);
+	return ia32 ? syslet_call_32(regs, nr) : syslet_call_64(regs, nr);
 }
 
 /*
@@ -207,14 +224,14 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 		    get_user(args[i], (u64 __user *)u64_to_user_ptr(a->arg_ptr[i])))
 			return -EFAULT;
 	regs->orig_ax = a->nr;
-	regs->ax = syslet_ni(regs, ia32);	/* as the entry code sets it */
+	regs->ax = syslet_call(regs, -1, ia32);	/* as the entry code sets it */
 	syslet_set_args(regs, args, ia32);
 
 	nr = syscall_enter_from_user_mode_work(regs, a->nr);
 	if (nr != -1) {
 		/* A tracer may have asked for any number: check it again. */
 		if ((unsigned long)nr >= nr_calls)
-			regs->ax = syslet_ni(regs, ia32);
+			regs->ax = syslet_call(regs, -1, ia32);
 		else if (syslet_forbidden(nr, ia32))
 			regs->ax = -EPERM;
 		else
