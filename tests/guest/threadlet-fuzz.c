@@ -343,48 +343,6 @@ typedef long (*vdso_off_fn)(struct threadlet_area *);
 static vdso_on_fn vdso_on;
 static vdso_off_fn vdso_off;
 
-static void *vdso_sym(const char *name)
-{
-	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
-	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-	const ElfW(Phdr) *ph;
-	const ElfW(Dyn) *dyn = NULL;
-	const ElfW(Sym) *sym = NULL;
-	const Elf32_Word *hash = NULL;
-	const char *str = NULL;
-	uintptr_t bias = 0;
-	int have_load = 0;
-
-	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG))
-		return NULL;
-	ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
-	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_LOAD && !have_load) {
-			bias = base + ph[i].p_offset - ph[i].p_vaddr;
-			have_load = 1;
-		} else if (ph[i].p_type == PT_DYNAMIC) {
-			dyn = (const ElfW(Dyn) *)(base + ph[i].p_offset);
-		}
-	}
-	if (!have_load || !dyn)
-		return NULL;
-	for (; dyn->d_tag != DT_NULL; dyn++) {
-		if (dyn->d_tag == DT_SYMTAB)
-			sym = (const ElfW(Sym) *)(bias + dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_STRTAB)
-			str = (const char *)(bias + dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_HASH)
-			hash = (const Elf32_Word *)(bias + dyn->d_un.d_ptr);
-	}
-	if (!sym || !str || !hash)
-		return NULL;
-	for (Elf32_Word n = 0; n < hash[1]; n++)
-		if (ELF64_ST_TYPE(sym[n].st_info) == STT_FUNC &&
-		    sym[n].st_shndx != SHN_UNDEF && !strcmp(str + sym[n].st_name, name))
-			return (void *)(bias + sym[n].st_value);
-	return NULL;
-}
-
 /* ---- parking and landing, in assembly --------------------------------------- */
 
 /*
@@ -1135,8 +1093,7 @@ static long fz_fn(void *data)
 		 * the head would go on with a torn-down thread. Disarm first;
 		 * a cache-miss thread (not on) exits as what it is.
 		 */
-		if (__threadlet_area.flags & THREADLET_ON)
-			__threadlet_off(&__threadlet_area);
+		__threadlet_off_tls(__threadlet_area_tls_offset());
 		RS0(__NR_threadlet_off);
 		pthread_exit(NULL);
 	case FN_RAW_EXIT:
@@ -3830,8 +3787,8 @@ static void __attribute__((noreturn)) round_child(u64 rseed, unsigned int round,
 	pthread_mutex_init(&g.land_lock, NULL);
 	pthread_key_create(&g.key, thr_dtor);
 	signals_setup();
-	vdso_on = (vdso_on_fn)vdso_sym("__vdso_threadlet_on");
-	vdso_off = (vdso_off_fn)vdso_sym("__vdso_threadlet_off");
+	vdso_on = (vdso_on_fn)tl_vdso_sym("__vdso_threadlet_on");
+	vdso_off = (vdso_off_fn)tl_vdso_sym("__vdso_threadlet_off");
 	round_memory(&r);
 	round_files(&r);
 	if (g_verbose)

@@ -97,36 +97,58 @@ long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
  * The library's private ABI for the inline fast path below; do not use
  * them directly. __threadlet_area is the calling thread's area (defined
  * in the library; initial-exec, as glibc's __rseq_offset users do), and
- * __threadlet_off the vDSO's threadlet_off() or its syscall form.
+ * __threadlet_off_tls the vDSO's threadlet_off_tls() or the syscall form
+ * of threadlet_off().
  */
-typedef long (*__threadlet_off_fn)(struct threadlet_area *);
+typedef long (*__threadlet_off_tls_fn)(long tls_offset);
 extern __thread struct threadlet_area __threadlet_area
 	__attribute__((tls_model("initial-exec")));
-extern __threadlet_off_fn __threadlet_off;
+extern __threadlet_off_tls_fn __threadlet_off_tls;
 long __complete_threadlet_fn(void *event, struct async_head_user *ahu);
+
+/*
+ * The offset of this thread's area from the thread pointer: a constant,
+ * which GCC folds into one load on x86-64. On i386 it would fold into a
+ * "pushl x@gotntpoff" that ld cannot relax in a static link, so the
+ * thread pointer is read instead (the TCB's self pointer at %gs:0).
+ */
+static inline long __threadlet_area_tls_offset(void)
+{
+#if defined(__x86_64__) && defined(__has_builtin) && \
+	__has_builtin(__builtin_thread_pointer)
+	return (char *)&__threadlet_area - (char *)__builtin_thread_pointer();
+#else
+	char *tp;
+
+#ifdef __x86_64__
+	__asm__("mov %%fs:0, %0" : "=r" (tp));
+#else
+	__asm__("mov %%gs:0, %0" : "=r" (tp));
+#endif
+	return (char *)&__threadlet_area - tp;
+#endif
+}
 
 /*
  * The end of a threadlet function: returns 1 if it ran in place (nothing
  * is posted), and never returns in a cache-miss thread (@event is posted
  * into @ahu's ring and the thread parks); -EINVAL outside a threadlet.
- * Inline, so that the common case is a test and the vDSO call.
+ * Inline, so that the common case is the vDSO call and one test.
  *
- * The head can still be handed off between the test and the call: a
- * signal delivered there runs its handler with the threadlet on, and
- * writing the signal frame or the handler may sleep. Then threadlet_off()
- * finds the flag already clear (0) and this is a cache-miss thread, which
- * must complete as one, never return 0 from the function.
+ * The head may be handed off at any instruction before the flag is clear:
+ * a signal handler or a page fault there may sleep. So the flag is tested
+ * and cleared in one instruction, in the area of whoever runs it, found
+ * from the thread pointer (a pointer computed before a hand-off would be
+ * the new head's): 0 means this is now a cache-miss thread, or no
+ * threadlet was on.
  */
 static inline long complete_threadlet_fn(void *event,
 					 struct async_head_user *ahu)
 {
-	long ret;
+	long ret = __threadlet_off_tls(__threadlet_area_tls_offset());
 
-	if (__builtin_expect(__threadlet_area.flags & THREADLET_ON, 1)) {
-		ret = __threadlet_off(&__threadlet_area);
-		if (__builtin_expect(ret != 0, 1))
-			return ret;
-	}
+	if (__builtin_expect(ret != 0, 1))
+		return ret;
 	return __complete_threadlet_fn(event, ahu);
 }
 

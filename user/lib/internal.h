@@ -16,7 +16,6 @@
 
 typedef long (*tl_on_fn)(struct threadlet_area *, unsigned long,
 			 unsigned long, void *);
-typedef __threadlet_off_fn tl_off_fn;
 
 TL_HIDDEN void *tl_vdso_sym(const char *name);
 

@@ -105,10 +105,10 @@ struct tl_pool {
 
 /*
  * Set once, by tl_init(): the vDSO's functions or the syscall forms.
- * __threadlet_off is exported for the inline complete_threadlet_fn().
+ * __threadlet_off_tls is exported for the inline complete_threadlet_fn().
  */
 tl_on_fn tl_on;
-tl_off_fn __threadlet_off;
+__threadlet_off_tls_fn __threadlet_off_tls;
 static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
 
 static long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
@@ -118,9 +118,10 @@ static long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
 	return syscall(__NR_threadlet_on, ip, sp, ahu) ? -errno : 0;
 }
 
-static long tl_syscall_off(struct threadlet_area *area)
+/* The kernel finds the caller's area itself: no stale pointer either. */
+static long tl_syscall_off_tls(long tls_offset)
 {
-	(void)area;
+	(void)tls_offset;
 	return syscall(__NR_threadlet_off);
 }
 
@@ -141,23 +142,24 @@ static void tl_atfork_child(void)
 static void tl_init(void)
 {
 	const char *force = getenv("THREADLET_FORCE_SYSCALL");
-	struct threadlet_area scratch = { 0 };
 
 	pthread_atfork(NULL, NULL, tl_atfork_child);
 	if (!force || strcmp(force, "1")) {
 		tl_on = (tl_on_fn)tl_vdso_sym("__vdso_threadlet_on");
-		__threadlet_off = (tl_off_fn)tl_vdso_sym("__vdso_threadlet_off");
+		__threadlet_off_tls = (__threadlet_off_tls_fn)
+			tl_vdso_sym("__vdso_threadlet_off_tls");
 	}
-	if (!tl_on || !__threadlet_off) {
+	if (!tl_on || !__threadlet_off_tls) {
 		tl_on = tl_syscall_on;
-		__threadlet_off = tl_syscall_off;
+		__threadlet_off_tls = tl_syscall_off_tls;
 		return;
 	}
 	/*
 	 * Touch the vDSO text now, so that a threadlet never takes (and
 	 * sleeps in) the fault that first maps it.
 	 */
-	__threadlet_off(&scratch);
+	(void)*(volatile const char *)tl_on;
+	(void)*(volatile const char *)__threadlet_off_tls;
 }
 
 int threadlet_uses_vdso(void)
@@ -338,26 +340,16 @@ tl_cachemiss_done(void *event, struct async_head_user *ahu)
 }
 
 /*
- * complete_threadlet_fn() (threadlet.h) in full. Its inline part has
- * handled a threadlet still on in this thread (ran in place): what is left
- * is a cache-miss thread, which parks for good, or a call from outside a
- * threadlet.
+ * complete_threadlet_fn() (threadlet.h) in full. Its inline part found no
+ * threadlet on: what is left is a cache-miss thread, which parks for good,
+ * or a call from outside a threadlet.
  */
 long __complete_threadlet_fn(void *event, struct async_head_user *ahu)
 {
-	long ret;
+	long ret = __threadlet_off_tls(__threadlet_area_tls_offset());
 
-	/*
-	 * Still on: only this thread's own schedule() can clear the flag,
-	 * but a signal handler run between this test and the vDSO call may
-	 * sleep, and so may writing its frame: then the head was handed off
-	 * and threadlet_off() returns 0. This is a cache-miss thread now.
-	 */
-	if (__threadlet_area.flags & THREADLET_ON) {
-		ret = __threadlet_off(&__threadlet_area);
-		if (ret)
-			return ret;	/* 1 */
-	}
+	if (ret)
+		return ret;		/* still on, for a caller of its own */
 	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS)
 		tl_cachemiss_done(event, ahu);
 	return -EINVAL;			/* not inside a threadlet */
@@ -368,17 +360,15 @@ long __complete_threadlet_fn(void *event, struct async_head_user *ahu)
  * state (see switch_x86_64.asm): either this is a cache-miss thread whose
  * fn returned without completing, or fn returned in place without calling
  * complete_threadlet_fn(). Returns only in the second case.
+ *
+ * The flag is cleared first and lib_flags read after: until the clear, a
+ * signal handler that sleeps may still hand the head off, and returning
+ * would then take this cache-miss thread back to the head's frame, on a
+ * stack the new head is using.
  */
 void tl_fn_returned_slow(void *data)
 {
-	if (!(__threadlet_area.lib_flags & TL_LIB_CACHEMISS))
-		__threadlet_off(&__threadlet_area);
-	/*
-	 * Tested again after the call: a signal handler run just before it
-	 * may have slept and handed the head off (threadlet_off() then found
-	 * the flag clear). Returning would take this cache-miss thread back
-	 * to the head's frame, on a stack the new head is using.
-	 */
+	__threadlet_off_tls(__threadlet_area_tls_offset());
 	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS)
 		tl_cachemiss_done(data, tl_pool_ahu);
 }
