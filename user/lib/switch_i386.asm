@@ -83,9 +83,11 @@ tl_switch_run:
 	call	[eax + TOP_FN]			; fn(data)
 
 	; Sorts out everything but "completed in place" (see threadlet.c);
-	; returns only to the head. ebx is still the frame: fn and
-	; tl_fn_returned preserved it.
-	mov	eax, [ebx + FRAME_TOP]
+	; returns only to the head. The top block is found from esp, on the
+	; threadlet stack: a cache-miss thread must not read the head frame,
+	; which the new head's stack reuses. ebx is still the frame for the
+	; head: fn and tl_fn_returned preserved it.
+	lea	eax, [esp + 16]
 	mov	ecx, [eax + TOP_DATA]
 	mov	[esp], ecx
 	call	tl_fn_returned
