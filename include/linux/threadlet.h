@@ -12,6 +12,7 @@
 #include <uapi/linux/threadlet.h>
 
 struct mm_struct;
+struct pt_regs;
 struct threadlet_reg;
 
 #ifdef CONFIG_THREADLETS
@@ -21,6 +22,8 @@ void threadlet_exit(struct task_struct *tsk);
 void threadlet_execve(struct task_struct *tsk);
 void threadlet_mm_init(struct mm_struct *mm);
 void threadlet_mm_exit(struct mm_struct *mm);
+void __threadlet_signal_deliver(struct threadlet_reg *reg, struct pt_regs *regs);
+void __threadlet_sigreturn(struct threadlet_reg *reg, struct pt_regs *regs);
 /* kernel/sched/core.c: wake @p in place of current, about to sleep. */
 int wake_up_process_sync(struct task_struct *p);
 
@@ -68,6 +71,28 @@ static inline void threadlet_unpin(int old)
 	current->threadlet_pin = old;
 }
 
+/*
+ * The arch's signal delivery calls this before it writes a handler's frame
+ * (@regs: the interrupted user context), and each sigreturn after it has
+ * restored one: a handler that interrupts a threadlet does not run as part
+ * of it (see __threadlet_signal_deliver()).
+ */
+static inline void threadlet_signal_deliver(struct pt_regs *regs)
+{
+	struct threadlet_reg *reg = current->threadlet;
+
+	if (unlikely(reg))
+		__threadlet_signal_deliver(reg, regs);
+}
+
+static inline void threadlet_sigreturn(struct pt_regs *regs)
+{
+	struct threadlet_reg *reg = current->threadlet;
+
+	if (unlikely(reg))
+		__threadlet_sigreturn(reg, regs);
+}
+
 #else /* !CONFIG_THREADLETS */
 
 static inline void threadlet_sleeping(struct task_struct *tsk) { }
@@ -78,6 +103,8 @@ static inline void threadlet_exit(struct task_struct *tsk) { }
 static inline void threadlet_execve(struct task_struct *tsk) { }
 static inline void threadlet_mm_init(struct mm_struct *mm) { }
 static inline void threadlet_mm_exit(struct mm_struct *mm) { }
+static inline void threadlet_signal_deliver(struct pt_regs *regs) { }
+static inline void threadlet_sigreturn(struct pt_regs *regs) { }
 
 #endif /* CONFIG_THREADLETS */
 

@@ -172,8 +172,12 @@ SYSCALL_DEFINE3(threadlet_on, unsigned long, head_ip, unsigned long, head_sp,
 	WRITE_ONCE(a->head_ip, head_ip);
 	WRITE_ONCE(a->head_sp, head_sp);
 	WRITE_ONCE(a->ahu, (unsigned long)ahu);
-	/* The hook runs in this task, after this store: program order suffices. */
-	WRITE_ONCE(a->flags, a->flags | THREADLET_ON);
+	/*
+	 * The hook runs in this task, after this store: program order
+	 * suffices. A THREADLET_SIGNAL left by an earlier threadlet (its
+	 * handler did not return to it) is stale: cleared.
+	 */
+	WRITE_ONCE(a->flags, THREADLET_ON);
 	return 0;
 }
 
@@ -198,6 +202,49 @@ SYSCALL_DEFINE0(threadlet_off)
 	WRITE_ONCE(a->nr_sync, a->nr_sync + 1);
 	trace_threadlet_sync(current);
 	return 1;
+}
+
+/*
+ * A signal handler is about to interrupt this task; @regs is the user
+ * context it interrupts. If a threadlet is on, the handler does not run as
+ * part of it: a hand-off inside the handler would give the head the
+ * handler's signal mask (the handler's sigreturn would restore the real
+ * one in the cache-miss thread) and leave the cache-miss thread to return
+ * from a frame on a stack it no longer owns. So THREADLET_SIGNAL makes
+ * every sleep fall back until the sigreturn that restores this context,
+ * which is known by its stack pointer: a nested handler's sigreturn
+ * restores the outer handler's, on another part of the stack (or on the
+ * alternate stack). The outermost interruption is the one recorded.
+ *
+ * Runs in the task itself, before the handler's frame is written (which
+ * may sleep), so it orders against the hook and the vDSO by program order.
+ */
+void __threadlet_signal_deliver(struct threadlet_reg *reg, struct pt_regs *regs)
+{
+	struct threadlet_area *a = reg->karea;
+	u32 flags = READ_ONCE(a->flags);
+
+	if ((flags & (THREADLET_ON | THREADLET_SIGNAL)) != THREADLET_ON)
+		return;
+	reg->sig_sp = user_stack_pointer(regs);
+	WRITE_ONCE(a->flags, flags | THREADLET_SIGNAL);
+}
+
+/*
+ * A sigreturn restored @regs. If it is the context the recorded handler
+ * interrupted, the threadlet may hand off again. A handler that does not
+ * return there (it changed the saved stack pointer, or longjmp()ed) leaves
+ * the flag set: the rest of that threadlet runs in place, and the next
+ * threadlet_on() clears it. Either way no hand-off happens while a handler
+ * frame of the threadlet may still be live, which is what matters.
+ */
+void __threadlet_sigreturn(struct threadlet_reg *reg, struct pt_regs *regs)
+{
+	struct threadlet_area *a = reg->karea;
+	u32 flags = READ_ONCE(a->flags);
+
+	if ((flags & THREADLET_SIGNAL) && user_stack_pointer(regs) == reg->sig_sp)
+		WRITE_ONCE(a->flags, flags & ~THREADLET_SIGNAL);
 }
 
 /*

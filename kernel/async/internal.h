@@ -55,6 +55,12 @@ struct threadlet_reg {
 	 */
 	struct async_head		*held_head;
 	u64				held_event;
+	/*
+	 * The user stack pointer of the threadlet context a signal handler
+	 * interrupted (THREADLET_SIGNAL); only the task that has the
+	 * identity touches it.
+	 */
+	unsigned long			sig_sp;
 };
 
 /*

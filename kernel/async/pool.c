@@ -286,11 +286,16 @@ static int threadlet_try_handoff(struct task_struct *tsk,
 	 * a dependency that pairs with threadlet_handoff()'s smp_wmb().
 	 */
 	struct threadlet_area *a = reg->karea;
+	u32 flags = READ_ONCE(a->flags);
 	int reason;
 
-	if (!(READ_ONCE(a->flags) & THREADLET_ON))
+	if (!(flags & THREADLET_ON))
 		return -1;
-	reason = threadlet_handoff(tsk, reg, sleeping);
+	/* A signal handler runs on top of the threadlet (area.c). */
+	if (flags & THREADLET_SIGNAL)
+		reason = THREADLET_FB_SIGNALS;
+	else
+		reason = threadlet_handoff(tsk, reg, sleeping);
 	if (!reason)
 		return 0;
 	/* @a is still this task's area: only a successful hand-off moves it. */

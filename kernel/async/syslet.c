@@ -374,7 +374,8 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 
 	WRITE_ONCE(ka->ahu, (unsigned long)ahu);
 	reg->syslet = true;
-	WRITE_ONCE(ka->flags, ka->flags | THREADLET_ON);
+	/* As threadlet_on(): a THREADLET_SIGNAL still set is stale. */
+	WRITE_ONCE(ka->flags, THREADLET_ON);
 	final = syslet_run_chain((unsigned long)uatom, &a, reg);
 
 	if (current->threadlet == reg) {

@@ -46,6 +46,14 @@ struct threadlet_area {
 
 /* threadlet_area.flags */
 #define THREADLET_ON		(1U << 0)
+/*
+ * Kernel: a signal handler interrupted the threadlet and has not returned
+ * to it yet. While it is set, a sleep does not hand the head off (it falls
+ * back, THREADLET_FB_SIGNALS): the handler is not part of the threadlet.
+ * Cleared by the sigreturn to the interrupted context, or by the next
+ * threadlet_on().
+ */
+#define THREADLET_SIGNAL	(1U << 1)
 
 /* threadlet_register() flags */
 #define THREADLET_UNREGISTER	(1U << 0)

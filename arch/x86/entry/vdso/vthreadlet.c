@@ -44,7 +44,7 @@ __vdso_threadlet_on(struct threadlet_area *area, unsigned long head_ip,
 	area->head_sp = head_sp;
 	area->ahu = (unsigned long)ahu;
 	barrier();
-	area->flags |= THREADLET_ON;
+	area->flags = THREADLET_ON;	/* a THREADLET_SIGNAL left is stale */
 	return 0;
 }
 
