@@ -108,15 +108,20 @@ long __complete_threadlet_fn(void *event, struct async_head_user *ahu);
 
 /*
  * The offset of this thread's area from the thread pointer: a constant,
- * which GCC folds into one load on x86-64. On i386 it would fold into a
- * "pushl x@gotntpoff" that ld cannot relax in a static link, so the
- * thread pointer is read instead (the TCB's self pointer at %gs:0).
+ * which GCC folds into one load. On i386 it would fold into a "pushl
+ * x@gotntpoff" that ld cannot relax in a static link: the empty asm keeps
+ * it a movl into a register. Without the builtin the thread pointer is
+ * read (the TCB's self pointer at %fs:0 or %gs:0).
  */
 static inline long __threadlet_area_tls_offset(void)
 {
-#if defined(__x86_64__) && defined(__has_builtin) && \
-	__has_builtin(__builtin_thread_pointer)
-	return (char *)&__threadlet_area - (char *)__builtin_thread_pointer();
+#if defined(__has_builtin) && __has_builtin(__builtin_thread_pointer)
+	long off = (char *)&__threadlet_area - (char *)__builtin_thread_pointer();
+
+#ifdef __i386__
+	__asm__("" : "+r" (off));	/* a movl x@gotntpoff, which ld relaxes */
+#endif
+	return off;
 #else
 	char *tp;
 

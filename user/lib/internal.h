@@ -22,16 +22,15 @@ TL_HIDDEN void *tl_vdso_sym(const char *name);
 TL_HIDDEN extern tl_on_fn tl_on;
 
 /*
- * switch_<arch>.asm. On i386 tl_switch_run() takes threadlet_on() as a
- * sixth argument: position-independent nasm code cannot load tl_on
- * without a GOT pointer.
+ * switch_<arch>.asm. On i386 tl_switch_run() finds the area itself, at
+ * tl_area_tpoff from the thread pointer (nasm has no PIC initial-exec TLS
+ * access for i386).
  */
 #ifdef __i386__
+TL_HIDDEN extern long tl_area_tpoff;
 TL_HIDDEN long tl_switch_run(long (*fn)(void *), void *data,
 			     unsigned long stack_top,
-			     struct async_head_user *ahu,
-			     struct threadlet_area *area, tl_on_fn on);
-TL_HIDDEN void tl_fn_returned(void *data);
+			     struct async_head_user *ahu);
 #else
 TL_HIDDEN long tl_switch_run(long (*fn)(void *), void *data,
 			     unsigned long stack_top,

@@ -11,18 +11,25 @@
 ;
 ; Head frame, from its lowest address (= head_sp):
 ;   +0   the top block  +4 edi  +8 esi  +12 ebx  +16 ebp
-;   +20  return address of tl_switch_run
+;   +20  return address of threadlet_exec / tl_switch_run
 ; Top block, the 32 bytes under the threadlet stack's top:
 ;   +0   mxcsr (4 bytes)  +4 x87 control word (2 bytes)
-;   +8   fn  +12 data
-; The offsets are checked against struct tl_head_frame and struct tl_top
-; in threadlet.c with _Static_assert.
+;   +8   fn  +12 data  +16 the area's offset from the thread pointer
+; The cache-miss thread keeps using the top block; the new head only reads
+; it, at .resume. The offsets are checked against struct tl_head_frame and
+; struct tl_top in threadlet.c with _Static_assert.
+;
+; The area is this thread's __threadlet_area, at tl_area_tpoff from the
+; thread pointer (%gs base): nasm has no PIC form of an initial-exec TLS
+; access for i386, so threadlet.c stores the offset, a constant, in a
+; hidden variable at load time, and this code reads it through the GOT.
 FRAME_TOP	equ 0
 FRAME_ARGS	equ 24		; first argument, above the return address
 TOP_MXCSR	equ 0
 TOP_FCW		equ 4
 TOP_FN		equ 8
 TOP_DATA	equ 12
+TOP_TPOFF	equ 16
 TOP_SIZE	equ 32
 
 %macro PUSH_CALLEE_SAVED 0
@@ -39,42 +46,81 @@ TOP_SIZE	equ 32
 	pop	ebp
 %endmacro
 
+; ecx = the GOT, for position-independent data references.
+%macro LOAD_GOT 0
+	call	%%pc
+%%pc:	pop	ecx
+	add	ecx, _GLOBAL_OFFSET_TABLE_ + $$ - %%pc wrt ..gotpc
+%endmacro
+
 %include "area.inc"
 
+	global threadlet_exec:function
 	global tl_switch_run:function hidden
 	global tl_park_home:function hidden
 	global tl_go_home:function hidden
-	extern tl_fn_returned
+	extern _GLOBAL_OFFSET_TABLE_
+	extern tl_on
+	extern tl_area_tpoff
+	extern tl_exec_slow
+	extern tl_fn_returned_slow
+
+; long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
+;                     struct async_head_user *ahu)
+;
+; As on x86-64, one straight line for the common case: bad arguments, an
+; area not yet registered, a cache-miss thread and a nested call fail the
+; tests and take tl_exec_slow() (a tail call: the arguments are in place).
+threadlet_exec:
+	LOAD_GOT
+	mov	edx, [ecx + tl_area_tpoff wrt ..gotoff]
+	cmp	dword [esp + 4], 0		; fn
+	je	.slow
+	cmp	dword [esp + 16], 0		; ahu
+	je	.slow
+	mov	eax, [esp + 12]			; stack_top
+	test	al, 15
+	jnz	.slow
+	cmp	eax, 4096			; no stack ends in the first page
+	jb	.slow
+	mov	eax, [gs:edx + AREA_STATE]
+	or	eax, [gs:edx + AREA_STATE + 4]
+	jz	tl_switch_run.checked
+.slow:
+	jmp	tl_exec_slow
 
 ; long tl_switch_run(long (*fn)(void *), void *data, unsigned long stack_top,
-;                    void *ahu, struct threadlet_area *area,
-;                    long (*on)(area, ip, sp, ahu))
+;                    struct async_head_user *ahu)
 ;
-; Arguments checked by threadlet_exec(). Returns 1 (ran in place) or 0
-; (as the new head after a hand-off). threadlet_on()'s result is not
-; tested, for the reasons given in switch_x86_64.asm.
+; Arguments checked, area registered, no threadlet on. Returns 1 (ran in
+; place) or 0 (as the new head after a hand-off). threadlet_on()'s result
+; is not tested, for the reasons given in switch_x86_64.asm.
 tl_switch_run:
+	LOAD_GOT
+	mov	edx, [ecx + tl_area_tpoff wrt ..gotoff]
+.checked:				; ecx = GOT, edx = the area's offset
 	mov	eax, [esp + 12]			; stack_top
 	sub	eax, TOP_SIZE
-	mov	ecx, [esp + 4]
-	mov	[eax + TOP_FN], ecx
-	mov	ecx, [esp + 8]
-	mov	[eax + TOP_DATA], ecx
+	mov	[eax + TOP_TPOFF], edx
+	mov	edx, [esp + 4]
+	mov	[eax + TOP_FN], edx
+	mov	edx, [esp + 8]
+	mov	[eax + TOP_DATA], edx
 	stmxcsr	[eax + TOP_MXCSR]
 	fnstcw	[eax + TOP_FCW]
 	PUSH_CALLEE_SAVED
 	push	eax				; the head frame is complete
 	mov	ebx, esp			; callee-saved: the frame, across on() and fn
 
-	call	.pc
-.pc:	pop	ecx
-	add	ecx, .resume - .pc		; .resume, position-independent
 	sub	esp, 8				; 16-byte aligned after 4 arguments
 	push	dword [ebx + FRAME_ARGS + 12]	; ahu
 	push	ebx				; sp: the frame
-	push	ecx				; ip: .resume
-	push	dword [ebx + FRAME_ARGS + 16]	; area
-	call	[ebx + FRAME_ARGS + 20]		; on(area, .resume, frame, ahu)
+	lea	edx, [ecx + .resume wrt ..gotoff]
+	push	edx				; ip: .resume
+	mov	edx, [gs:0]			; the thread pointer (the TCB's self)
+	add	edx, [eax + TOP_TPOFF]
+	push	edx				; this thread's area
+	call	[ecx + tl_on wrt ..gotoff]	; on(area, .resume, frame, ahu)
 
 	mov	eax, [ebx + FRAME_TOP]
 	lea	esp, [eax - 16]			; 16-byte aligned, room for the argument
@@ -82,20 +128,27 @@ tl_switch_run:
 	mov	[esp], ecx
 	call	[eax + TOP_FN]			; fn(data)
 
-	; Sorts out everything but "completed in place" (see threadlet.c);
-	; returns only to the head. The top block is found from esp, on the
-	; threadlet stack: a cache-miss thread must not read the head frame,
-	; which the new head's stack reuses. ebx is still the frame for the
-	; head: fn and tl_fn_returned preserved it.
+	; Still the head, fn completed in place and its threadlet_off() ran:
+	; the area is at rest. Anything else is for C. The top block is
+	; found from esp, on the threadlet stack (fn preserved esp): a
+	; cache-miss thread must not read the head frame, which the new
+	; head's stack reuses.
 	lea	eax, [esp + 16]
-	mov	ecx, [eax + TOP_DATA]
-	mov	[esp], ecx
-	call	tl_fn_returned
-	mov	esp, ebx
-	add	esp, 4
+	mov	edx, [eax + TOP_TPOFF]
+	mov	ecx, [gs:edx + AREA_STATE]
+	or	ecx, [gs:edx + AREA_STATE + 4]
+	jnz	.returned_slow
+.done:					; ebx: the frame (fn preserved it)
+	lea	esp, [ebx + 4]
 	POP_CALLEE_SAVED
 	mov	eax, 1
 	ret
+
+.returned_slow:
+	mov	ecx, [eax + TOP_DATA]
+	mov	[esp], ecx
+	call	tl_fn_returned_slow		; returns only to the head
+	jmp	.done
 
 .resume:				; new head after a hand-off, eax = 0
 	mov	ecx, [esp + FRAME_TOP]

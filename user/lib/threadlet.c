@@ -60,7 +60,8 @@ struct tl_top {
 	uint16_t fcw;
 	uint16_t pad;
 	uint32_t fn, data;
-	uint32_t unused[4];
+	int32_t tpoff;
+	uint32_t unused[3];
 };
 _Static_assert(offsetof(struct tl_head_frame, top) == 0, "FRAME_TOP");
 _Static_assert(offsetof(struct tl_head_frame, args) == 24, "FRAME_ARGS");
@@ -68,6 +69,7 @@ _Static_assert(offsetof(struct tl_top, mxcsr) == 0, "TOP_MXCSR");
 _Static_assert(offsetof(struct tl_top, fcw) == 4, "TOP_FCW");
 _Static_assert(offsetof(struct tl_top, fn) == 8, "TOP_FN");
 _Static_assert(offsetof(struct tl_top, data) == 12, "TOP_DATA");
+_Static_assert(offsetof(struct tl_top, tpoff) == 16, "TOP_TPOFF");
 _Static_assert(sizeof(struct tl_top) == 32, "TOP_SIZE");
 #else
 #error "libthreadlet supports x86-64 and i386"
@@ -271,12 +273,36 @@ void threadlet_stack_free(unsigned long stack_top)
 
 /* ---- running threadlets ---------------------------------------------- */
 
+#ifdef __i386__
+/*
+ * switch_i386.asm finds this thread's area at tl_area_tpoff from the
+ * thread pointer. Set before any code of this library runs; a constant
+ * (the area is initial-exec TLS of this module). Were it read as 0 by a
+ * constructor that runs earlier, the fast path would test the TCB's first
+ * two words (its self pointer, the DTV), which are never 0: the slow path,
+ * which sets it.
+ */
+long tl_area_tpoff;
+
+static inline void tl_set_area_tpoff(void)
+{
+	tl_area_tpoff = __threadlet_area_tls_offset();
+}
+
+static void __attribute__((constructor)) tl_init_tpoff(void)
+{
+	tl_set_area_tpoff();
+}
+#else
+static inline void tl_set_area_tpoff(void) { }
+#endif
+
 /* Starts fn on its stack; the caller has checked everything. */
 static long tl_run(long (*fn)(void *), void *data, unsigned long stack_top,
 		   struct async_head_user *ahu)
 {
 #ifdef __i386__
-	return tl_switch_run(fn, data, stack_top, ahu, &__threadlet_area, tl_on);
+	return tl_switch_run(fn, data, stack_top, ahu);
 #else
 	return tl_switch_run(fn, data, stack_top, ahu, &__threadlet_area);
 #endif
@@ -291,6 +317,7 @@ long tl_exec_slow(long (*fn)(void *), void *data, unsigned long stack_top,
 {
 	int ret;
 
+	tl_set_area_tpoff();
 	/* No stack ends in the first page; nor can the top block fit there. */
 	if (!fn || !ahu || stack_top < 4096 || (stack_top & 15))
 		return -EINVAL;
@@ -303,28 +330,6 @@ long tl_exec_slow(long (*fn)(void *), void *data, unsigned long stack_top,
 		return -EBUSY;
 	return tl_run(fn, data, stack_top, ahu);
 }
-
-#ifdef __i386__
-/*
- * x86-64 has this in switch_x86_64.asm. On i386 the kernel runs every
- * threadlet in place for now, so the C version is fast enough.
- */
-long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
-		    struct async_head_user *ahu)
-{
-	if (__builtin_expect(!fn | !ahu | (stack_top < 4096) | (stack_top & 15) |
-			     __threadlet_area.flags | __threadlet_area.lib_flags, 0))
-		return tl_exec_slow(fn, data, stack_top, ahu);
-	return tl_run(fn, data, stack_top, ahu);
-}
-
-/* Called by switch_i386.asm after every fn; see tl_fn_returned_slow(). */
-void tl_fn_returned(void *data)
-{
-	if (__builtin_expect(__threadlet_area.flags | __threadlet_area.lib_flags, 0))
-		tl_fn_returned_slow(data);
-}
-#endif
 
 /* Parks a cache-miss thread for good; returns only by going home. */
 static void __attribute__((noreturn))
