@@ -10,27 +10,22 @@
 ; After a hand-off the spare returns to .resume as the head, eax = 0.
 ;
 ; Head frame, from its lowest address (= head_sp):
-;   +0   the top block  +4 edi  +8 esi  +12 ebx  +16 ebp
-;   +20  return address of threadlet_exec / tl_switch_run
-; Top block, the 32 bytes under the threadlet stack's top:
 ;   +0   mxcsr (4 bytes)  +4 x87 control word (2 bytes)
-;   +8   fn  +12 data  +16 the area's offset from the thread pointer
-; The cache-miss thread keeps using the top block; the new head only reads
-; it, at .resume. The offsets are checked against struct tl_head_frame and
-; struct tl_top in threadlet.c with _Static_assert.
+;   +8   edi  +12 esi  +16 ebx  +20 ebp
+;   +24  return address of threadlet_exec / tl_switch_run, then its arguments
+; The offsets are checked against struct tl_head_frame in threadlet.c with
+; _Static_assert. Unlike x86-64 there is no top block: across threadlet_on()
+; and fn, the callee-saved registers (saved in the frame) hold what this
+; code needs, and fn preserves them, in the head and in a cache-miss thread
+; alike: ebx the frame, esi fn, edi data, ebp the area's offset.
 ;
 ; The area is this thread's __threadlet_area, at tl_area_tpoff from the
 ; thread pointer (%gs base): nasm has no PIC form of an initial-exec TLS
 ; access for i386, so threadlet.c stores the offset, a constant, in a
 ; hidden variable at load time, and this code reads it through the GOT.
-FRAME_TOP	equ 0
-FRAME_ARGS	equ 24		; first argument, above the return address
-TOP_MXCSR	equ 0
-TOP_FCW		equ 4
-TOP_FN		equ 8
-TOP_DATA	equ 12
-TOP_TPOFF	equ 16
-TOP_SIZE	equ 32
+FRAME_MXCSR	equ 0
+FRAME_FCW	equ 4
+FRAME_ARGS	equ 28		; first argument, above the return address
 
 %macro PUSH_CALLEE_SAVED 0
 	push	ebp
@@ -99,62 +94,50 @@ tl_switch_run:
 	LOAD_GOT
 	mov	edx, [ecx + tl_area_tpoff wrt ..gotoff]
 .checked:				; ecx = GOT, edx = the area's offset
-	mov	eax, [esp + 12]			; stack_top
-	sub	eax, TOP_SIZE
-	mov	[eax + TOP_TPOFF], edx
-	mov	edx, [esp + 4]
-	mov	[eax + TOP_FN], edx
-	mov	edx, [esp + 8]
-	mov	[eax + TOP_DATA], edx
-	stmxcsr	[eax + TOP_MXCSR]
-	fnstcw	[eax + TOP_FCW]
 	PUSH_CALLEE_SAVED
-	push	eax				; the head frame is complete
-	mov	ebx, esp			; callee-saved: the frame, across on() and fn
+	sub	esp, 8
+	stmxcsr	[esp + FRAME_MXCSR]
+	fnstcw	[esp + FRAME_FCW]		; the head frame is complete
+	mov	ebx, esp
+	mov	ebp, edx
+	mov	esi, [ebx + FRAME_ARGS]		; fn
+	mov	edi, [ebx + FRAME_ARGS + 4]	; data
 
-	sub	esp, 8				; 16-byte aligned after 4 arguments
+	sub	esp, 4				; 16-byte aligned after 4 arguments
 	push	dword [ebx + FRAME_ARGS + 12]	; ahu
 	push	ebx				; sp: the frame
 	lea	edx, [ecx + .resume wrt ..gotoff]
 	push	edx				; ip: .resume
 	mov	edx, [gs:0]			; the thread pointer (the TCB's self)
-	add	edx, [eax + TOP_TPOFF]
+	add	edx, ebp
 	push	edx				; this thread's area
 	call	[ecx + tl_on wrt ..gotoff]	; on(area, .resume, frame, ahu)
 
-	mov	eax, [ebx + FRAME_TOP]
+	mov	eax, [ebx + FRAME_ARGS + 8]	; stack_top
 	lea	esp, [eax - 16]			; 16-byte aligned, room for the argument
-	mov	ecx, [eax + TOP_DATA]
-	mov	[esp], ecx
-	call	[eax + TOP_FN]			; fn(data)
+	mov	[esp], edi
+	call	esi				; fn(data)
 
 	; Still the head, fn completed in place and its threadlet_off() ran:
-	; the area is at rest. Anything else is for C. The top block is
-	; found from esp, on the threadlet stack (fn preserved esp): a
-	; cache-miss thread must not read the head frame, which the new
-	; head's stack reuses.
-	lea	eax, [esp + 16]
-	mov	edx, [eax + TOP_TPOFF]
-	mov	ecx, [gs:edx + AREA_STATE]
-	or	ecx, [gs:edx + AREA_STATE + 4]
+	; the area is at rest. Anything else is for C.
+	mov	ecx, [gs:ebp + AREA_STATE]
+	or	ecx, [gs:ebp + AREA_STATE + 4]
 	jnz	.returned_slow
-.done:					; ebx: the frame (fn preserved it)
-	lea	esp, [ebx + 4]
+.done:
+	lea	esp, [ebx + 8]
 	POP_CALLEE_SAVED
 	mov	eax, 1
 	ret
 
 .returned_slow:
-	mov	ecx, [eax + TOP_DATA]
-	mov	[esp], ecx
+	mov	[esp], edi
 	call	tl_fn_returned_slow		; returns only to the head
 	jmp	.done
 
 .resume:				; new head after a hand-off, eax = 0
-	mov	ecx, [esp + FRAME_TOP]
-	ldmxcsr	[ecx + TOP_MXCSR]
-	fldcw	[ecx + TOP_FCW]
-	add	esp, 4
+	ldmxcsr	[esp + FRAME_MXCSR]
+	fldcw	[esp + FRAME_FCW]
+	add	esp, 8
 	POP_CALLEE_SAVED
 	ret
 

@@ -49,28 +49,16 @@ _Static_assert(offsetof(struct tl_top, head) == 24, "TOP_HEAD");
 _Static_assert(sizeof(struct tl_top) == 32, "TOP_SIZE");
 #elif defined(__i386__)
 struct tl_head_frame {
-	uint32_t top;
-	uint32_t edi, esi, ebx, ebp;
-	uint32_t ret;
-	uint32_t args[6];
-};
-
-struct tl_top {
 	uint32_t mxcsr;
 	uint16_t fcw;
 	uint16_t pad;
-	uint32_t fn, data;
-	int32_t tpoff;
-	uint32_t unused[3];
+	uint32_t edi, esi, ebx, ebp;
+	uint32_t ret;
+	uint32_t args[4];
 };
-_Static_assert(offsetof(struct tl_head_frame, top) == 0, "FRAME_TOP");
-_Static_assert(offsetof(struct tl_head_frame, args) == 24, "FRAME_ARGS");
-_Static_assert(offsetof(struct tl_top, mxcsr) == 0, "TOP_MXCSR");
-_Static_assert(offsetof(struct tl_top, fcw) == 4, "TOP_FCW");
-_Static_assert(offsetof(struct tl_top, fn) == 8, "TOP_FN");
-_Static_assert(offsetof(struct tl_top, data) == 12, "TOP_DATA");
-_Static_assert(offsetof(struct tl_top, tpoff) == 16, "TOP_TPOFF");
-_Static_assert(sizeof(struct tl_top) == 32, "TOP_SIZE");
+_Static_assert(offsetof(struct tl_head_frame, mxcsr) == 0, "FRAME_MXCSR");
+_Static_assert(offsetof(struct tl_head_frame, fcw) == 4, "FRAME_FCW");
+_Static_assert(offsetof(struct tl_head_frame, args) == 28, "FRAME_ARGS");
 #else
 #error "libthreadlet supports x86-64 and i386"
 #endif
