@@ -157,14 +157,19 @@ for run in $runs; do
 done
 
 # The 32-bit benchmark on the native i386 kernel too, when it is built
-# (make kernel-i386 image-i386): one -icount boot of micro32 alone.
+# (make kernel-i386 image-i386): one -icount boot of micro32 alone, from
+# an image of its own with the i386 busybox and the micro32 just built.
 K32=$BUILD/kobj-i386/arch/x86/boot/bzImage
-I32=$BUILD/i386/initramfs.cpio
-if [ -n "$MICRO32" ] && [ -f "$K32" ] && [ -f "$I32" ] && [[ " $runs " == *" icount "* ]]; then
+BB32=$BUILD/i386/busybox
+if [ -n "$MICRO32" ] && [ -f "$K32" ] && [ -f "$BB32" ] && [[ " $runs " == *" icount "* ]]; then
 	out=$RESULTS/micro32-i386-icount.txt
 	echo "  QEMU    micro32 (icount, i386 kernel) -> $out"
-	mkdir -p "$IMG/i386"
-	BUILD=$BUILD KERNEL=$K32 INITRD=$I32 DISK=$BUILD/i386/disk.img \
+	mkdir -p "$IMG/i386/bin"
+	cp "$MICRO32" "$IMG/i386/bin/micro32"
+	echo micro32 > "$IMG/i386/list"
+	BUSYBOX=$BB32 NO_TOOLS=1 "$REPO/tests/mkimage.sh" "$IMG/i386" "$IMG/i386/bin" \
+		"$IMG/i386/list" || exit 1
+	BUILD=$BUILD KERNEL=$K32 INITRD=$IMG/i386/initramfs.cpio DISK=$BUILD/i386/disk.img \
 		QEMU_BIN=qemu-system-i386 QEMU_CPU=max,vendor=GenuineIntel \
 		"$REPO/tests/run-qemu.sh" --icount --no-disk --name micro32-i386 \
 		--timeout "$TIMEOUT" --guest-timeout "$TIMEOUT" --cmd "/tests/micro32" \
