@@ -145,14 +145,15 @@ static inline long __threadlet_area_tls_offset(void)
  * and cleared in one instruction, in the area of whoever runs it, found
  * from the thread pointer (a pointer computed before a hand-off would be
  * the new head's): 0 means this is now a cache-miss thread, or no
- * threadlet was on.
+ * threadlet was on (the syscall form returns -EINVAL for an area the
+ * kernel does not know, which a cache-miss thread may have unregistered).
  */
 static inline long complete_threadlet_fn(void *event,
 					 struct async_head_user *ahu)
 {
 	long ret = __threadlet_off_tls(__threadlet_area_tls_offset());
 
-	if (__builtin_expect(ret != 0, 1))
+	if (__builtin_expect(ret > 0, 1))
 		return ret;
 	return __complete_threadlet_fn(event, ahu);
 }

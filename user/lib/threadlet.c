@@ -341,7 +341,7 @@ long __complete_threadlet_fn(void *event, struct async_head_user *ahu)
 {
 	long ret = __threadlet_off_tls(__threadlet_area_tls_offset());
 
-	if (ret)
+	if (ret > 0)
 		return ret;		/* still on, for a caller of its own */
 	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS)
 		tl_cachemiss_done(event, ahu);
