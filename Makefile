@@ -113,6 +113,13 @@ $(TBIN)/%: tests/guest/%.c $(GUEST_H) $(LIBTL) | deps
 	@mkdir -p $(TBIN)
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL) -lm
 
+# The POSIX AIO tests link libthreadlet-aio first, over glibc's AIO.
+LIBAIO   := $(B)/user/libthreadlet-aio.a
+$(LIBAIO): user
+$(TBIN)/aio-%: tests/guest/aio-%.c $(GUEST_H) $(LIBAIO) $(LIBTL) | deps
+	@mkdir -p $(TBIN)
+	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBAIO) $(LIBTL) -lm
+
 $(TBIN)/%: tests/guest32/%.c $(GUEST_H) $(LIBTL32) | deps
 	@mkdir -p $(TBIN)
 	$(CC) -m32 $(TCFLAGS) -Itests/guest -static -o $@ $< $(LIBTL32) -lm

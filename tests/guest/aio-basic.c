@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * POSIX AIO on syslets (user/aio/threadlet-aio.c), linked in: each call,
+ * each notification, the error returns, ordering and cancellation on a
+ * descriptor that runs one request at a time, and a request that blocks
+ * (it must not hold up its submitter).
+ */
+#include <aio.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tl_test.h"
+#include "tl_util.h"
+
+#define BLK	4096
+#define NBLK	8
+#define FILE_W	"/tmp/aio-basic.dat"
+
+static char wbuf[NBLK][BLK], rbuf[NBLK][BLK];
+
+static int wait_one(struct aiocb *cb)
+{
+	const struct aiocb *l[1] = { cb };
+
+	while (aio_error(cb) == EINPROGRESS)
+		if (aio_suspend(l, 1, NULL) && errno != EINTR)
+			return -1;
+	return aio_error(cb);
+}
+
+static void prep(struct aiocb *cb, int fd, void *buf, size_t n, off_t off)
+{
+	memset(cb, 0, sizeof(*cb));
+	cb->aio_fildes = fd;
+	cb->aio_buf = buf;
+	cb->aio_nbytes = n;
+	cb->aio_offset = off;
+	cb->aio_sigevent.sigev_notify = SIGEV_NONE;
+}
+
+static void test_read_write(void)
+{
+	struct aiocb w[NBLK], r[NBLK], f;
+	int fd = open(FILE_W, O_RDWR | O_CREAT | O_TRUNC, 0600), bad = 0, i;
+
+	tl_ok(fd >= 0, "open %s", FILE_W);
+	for (i = 0; i < NBLK; i++) {
+		memset(wbuf[i], 'a' + i, BLK);
+		prep(&w[i], fd, wbuf[i], BLK, (off_t)i * BLK);
+		bad += aio_write(&w[i]) != 0;
+	}
+	tl_ok(!bad, "aio_write of %d blocks submitted", NBLK);
+	for (i = 0, bad = 0; i < NBLK; i++)
+		bad += wait_one(&w[i]) != 0 || aio_return(&w[i]) != BLK;
+	tl_ok(!bad, "every write completed with %d bytes (%d not)", BLK, bad);
+
+	prep(&f, fd, NULL, 0, 0);
+	tl_ok(aio_fsync(O_SYNC, &f) == 0 && wait_one(&f) == 0 && aio_return(&f) == 0,
+	      "aio_fsync(O_SYNC) completes with 0");
+	prep(&f, fd, NULL, 0, 0);
+	tl_ok(aio_fsync(O_DSYNC, &f) == 0 && wait_one(&f) == 0 && aio_return(&f) == 0,
+	      "aio_fsync(O_DSYNC) completes with 0");
+
+	for (i = 0, bad = 0; i < NBLK; i++) {
+		prep(&r[i], fd, rbuf[i], BLK, (off_t)i * BLK);
+		bad += aio_read64((struct aiocb64 *)&r[i]) != 0;
+	}
+	tl_ok(!bad, "aio_read64 of %d blocks submitted", NBLK);
+	for (i = 0, bad = 0; i < NBLK; i++)
+		bad += wait_one(&r[i]) != 0 || aio_return64((struct aiocb64 *)&r[i]) != BLK ||
+		       memcmp(rbuf[i], wbuf[i], BLK);
+	tl_ok(!bad, "every read returned what was written (%d not)", bad);
+
+	/* Status calls on an aiocb that was never submitted or was retrieved. */
+	prep(&f, fd, rbuf[0], BLK, 0);
+	tl_errno(aio_error(&f), EINVAL, "aio_error of an aiocb never submitted");
+	tl_errno(aio_return(&f), EINVAL, "aio_return of an aiocb never submitted");
+	tl_errno(aio_return(&r[0]), EINVAL, "a second aio_return");
+
+	/* Bad requests. */
+	prep(&f, fd, rbuf[0], BLK, -1);
+	tl_errno(aio_read(&f), EINVAL, "aio_read at a negative offset");
+	prep(&f, fd, rbuf[0], BLK, 0);
+	f.aio_reqprio = -1;
+	tl_errno(aio_read(&f), EINVAL, "aio_read with aio_reqprio -1");
+	prep(&f, fd, rbuf[0], BLK, 0);
+	f.aio_sigevent.sigev_notify = 12345;
+	tl_errno(aio_write(&f), EINVAL, "aio_write with a bad sigev_notify");
+	prep(&f, fd, rbuf[0], BLK, 0);
+	tl_errno(aio_fsync(0x7777, &f), EINVAL, "aio_fsync with a bad op");
+	prep(&f, -1, rbuf[0], BLK, 0);
+	tl_errno(aio_read(&f), EBADF, "aio_read on a closed descriptor");
+	close(fd);
+	unlink(FILE_W);
+}
+
+static volatile int thread_note;
+
+static void note_fn(union sigval v)
+{
+	thread_note = v.sival_int;
+}
+
+static void test_notifications(void)
+{
+	int fd = open(FILE_W, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	struct timespec ts = { 5, 0 };
+	struct aiocb cb, *list[4], l[4];
+	struct sigevent sev;
+	siginfo_t si;
+	sigset_t set;
+	int sig, i;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN + 1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	prep(&cb, fd, wbuf[0], BLK, 0);
+	cb.aio_sigevent.sigev_notify = SIGEV_SIGNAL;
+	cb.aio_sigevent.sigev_signo = SIGRTMIN + 1;
+	cb.aio_sigevent.sigev_value.sival_ptr = &cb;
+	tl_ok(aio_write(&cb) == 0, "aio_write with SIGEV_SIGNAL");
+	sig = sigtimedwait(&set, &si, &ts);
+	tl_ok(sig == SIGRTMIN + 1 && si.si_code == SI_ASYNCIO && si.si_value.sival_ptr == &cb,
+	      "SIGEV_SIGNAL: the signal, si_code SI_ASYNCIO and si_value (sig %d code %d)",
+	      sig, si.si_code);
+	tl_ok(aio_error(&cb) == 0 && aio_return(&cb) == BLK, "and the request is done");
+
+	prep(&cb, fd, wbuf[1], BLK, BLK);
+	cb.aio_sigevent.sigev_notify = SIGEV_THREAD_ID;
+	cb.aio_sigevent.sigev_signo = SIGRTMIN + 1;
+	cb.aio_sigevent._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	cb.aio_sigevent.sigev_value.sival_int = 77;
+	tl_ok(aio_write(&cb) == 0, "aio_write with SIGEV_THREAD_ID");
+	sig = sigtimedwait(&set, &si, &ts);
+	tl_ok(sig == SIGRTMIN + 1 && si.si_code == SI_ASYNCIO && si.si_value.sival_int == 77,
+	      "SIGEV_THREAD_ID: the signal to this thread, with its value");
+	wait_one(&cb);
+	aio_return(&cb);
+
+	prep(&cb, fd, wbuf[2], BLK, 2 * BLK);
+	cb.aio_sigevent.sigev_notify = SIGEV_THREAD;
+	cb.aio_sigevent.sigev_notify_function = note_fn;
+	cb.aio_sigevent.sigev_value.sival_int = 42;
+	tl_ok(aio_write(&cb) == 0, "aio_write with SIGEV_THREAD");
+	for (i = 0; i < 5000 && thread_note != 42; i++)
+		usleep(1000);
+	tl_ok(thread_note == 42, "SIGEV_THREAD: the function ran with the value (%d)", thread_note);
+	wait_one(&cb);
+	aio_return(&cb);
+
+	/* lio_listio: LIO_WAIT, then LIO_NOWAIT with one signal for the list. */
+	for (i = 0; i < 4; i++) {
+		prep(&l[i], fd, rbuf[i], BLK, (off_t)(i % 3) * BLK);
+		l[i].aio_lio_opcode = i == 3 ? LIO_NOP : LIO_READ;
+		list[i] = &l[i];
+	}
+	tl_ok(lio_listio(LIO_WAIT, list, 4, NULL) == 0 && aio_error(&l[0]) == 0 &&
+	      aio_error(&l[2]) == 0 && !memcmp(rbuf[2], wbuf[2], BLK),
+	      "lio_listio(LIO_WAIT): all done on return, the data right");
+	for (i = 0; i < 3; i++)
+		aio_return(&l[i]);
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_SIGNAL;
+	sev.sigev_signo = SIGRTMIN + 1;
+	sev.sigev_value.sival_int = 5;
+	tl_ok(lio_listio(LIO_NOWAIT, list, 4, &sev) == 0, "lio_listio(LIO_NOWAIT) with a signal");
+	sig = sigtimedwait(&set, &si, &ts);
+	tl_ok(sig == SIGRTMIN + 1 && si.si_code == SI_ASYNCIO && si.si_value.sival_int == 5 &&
+	      aio_error(&l[0]) == 0 && aio_error(&l[1]) == 0 && aio_error(&l[2]) == 0,
+	      "one signal once the whole list is done");
+	for (i = 0; i < 3; i++)
+		aio_return(&l[i]);
+	l[0].aio_lio_opcode = 99;
+	tl_errno(lio_listio(LIO_WAIT, list, 4, NULL), EINVAL, "lio_listio with a bad opcode");
+	tl_errno(lio_listio(77, list, 4, NULL), EINVAL, "lio_listio with a bad mode");
+	close(fd);
+	unlink(FILE_W);
+}
+
+/*
+ * A pipe runs one request at a time, in order. A read of the empty pipe
+ * blocks: aio_read() must return at once (the syslet went async), the
+ * read queued behind it has not started and is cancelled, and the first
+ * completes once there is data.
+ */
+static void test_pipe_order_cancel(void)
+{
+	const struct aiocb *l[1];
+	struct aiocb a, b, c;
+	struct timespec to = { 0, 20 * 1000 * 1000 };
+	char x[4] = { 0 }, y[4] = { 0 };
+	long long t0;
+	int p[2], rc;
+
+	tl_ok(pipe(p) == 0, "pipe");
+	prep(&a, p[0], x, 3, 0);
+	prep(&b, p[0], y, 3, 0);
+	t0 = tl_now_ns();
+	tl_ok(aio_read(&a) == 0 && aio_read(&b) == 0,
+	      "two reads of an empty pipe submitted, without waiting (%lld us)",
+	      (tl_now_ns() - t0) / 1000);
+	tl_ok(aio_error(&a) == EINPROGRESS && aio_error(&b) == EINPROGRESS, "both in progress");
+	l[0] = &a;
+	t0 = tl_now_ns();
+	rc = aio_suspend(l, 1, &to);
+	tl_ok(rc == -1 && errno == EAGAIN && tl_now_ns() - t0 >= 15 * 1000 * 1000,
+	      "aio_suspend with a 20 ms timeout: EAGAIN after %lld ms", (tl_now_ns() - t0) / 1000000);
+	tl_ok(aio_cancel(p[0], &b) == AIO_CANCELED && aio_error(&b) == ECANCELED &&
+	      aio_return(&b) == -1, "the queued read is cancelled (ECANCELED)");
+	tl_ok(aio_cancel(p[0], &a) == AIO_NOTCANCELED, "the running one is not (AIO_NOTCANCELED)");
+	prep(&c, p[0], y, 3, 0);
+	tl_ok(aio_read(&c) == 0, "a third read is queued behind the first");
+	tl_ok(aio_cancel(p[0], NULL) == AIO_NOTCANCELED && aio_error(&c) == ECANCELED,
+	      "aio_cancel(fd, NULL): AIO_NOTCANCELED, the queued one cancelled");
+	aio_return(&c);
+	tl_ok(write(p[1], "abc", 3) == 3, "write to the pipe");
+	tl_ok(wait_one(&a) == 0 && aio_return(&a) == 3 && !memcmp(x, "abc", 3),
+	      "the blocked read completes with the data");
+	tl_errno(aio_cancel(-1, NULL), EBADF, "aio_cancel on a bad descriptor");
+	tl_ok(aio_cancel(p[0], NULL) == AIO_ALLDONE, "aio_cancel with nothing left: AIO_ALLDONE");
+	close(p[0]);
+	close(p[1]);
+}
+
+int main(void)
+{
+	test_read_write();
+	test_notifications();
+	test_pipe_order_cancel();
+	return tl_exit();
+}

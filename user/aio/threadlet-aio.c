@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * POSIX AIO on syslets: aio_read(), aio_write(), aio_fsync(), aio_error(),
+ * aio_return(), aio_suspend(), aio_cancel() and lio_listio(), with their
+ * *64 names, for programs written against glibc's <aio.h>.
+ *
+ * Each request is one syslet atom (pread64, pwrite64, fsync or fdatasync)
+ * run by async_exec() in the submitting thread: if the call does not
+ * block, it completes before the submission returns; if it blocks, the
+ * caller is handed off and goes on at once, and the atom is posted into
+ * one completion ring when it is done. A reaper thread (all signals
+ * blocked) waits on that ring, records the results and sends the
+ * notifications; so does a submitter for the atoms it ran in place.
+ *
+ * Ordering. Requests on a regular file or block device start at once, in
+ * parallel (positioned I/O: their order does not matter). On anything
+ * else (sockets, pipes, terminals) and for O_APPEND writes they run one at
+ * a time per descriptor, in submission order, as glibc's do: a request
+ * queued behind another has not started and aio_cancel() cancels it.
+ * aio_fsync() waits for the requests on its descriptor that were
+ * submitted before it.
+ *
+ * State lives in struct req, allocated per request and found from the
+ * aiocb through a table keyed by the aiocb's address (glibc's aiocb has
+ * no room for it). aio_error() and aio_return() of an aiocb that was
+ * never submitted, or whose status was retrieved, fail with EINVAL.
+ *
+ * Locking: one mutex (aio_lock) guards the table, the per-descriptor
+ * queues and every request's state; results are published under it and
+ * a sequence counter (aio_seq) is bumped and futex-woken for
+ * aio_suspend(). No system call that can block runs under the lock.
+ */
+#include <aio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <threadlet.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AIO_RING	1024		/* completions in flight at most */
+#define AIO_THREADS	64		/* cache-miss threads */
+#define AIO_MAXREQ	65536		/* requests not yet retrieved */
+#define HASH_BITS	12
+#define TL_AIO_LISTIO_MAX 65536	/* sysconf(_SC_AIO_LISTIO_MAX) is glibc's */
+
+enum req_state { RQ_QUEUED, RQ_RUNNING, RQ_DONE, RQ_RETRIEVED };
+
+struct fdq;
+
+struct req {
+	struct syslet_uatom atom;
+	unsigned long long args[4];
+	long long ret;
+	struct aiocb *cb;		/* also aiocb64: the same layout */
+	int op;				/* LIO_READ, LIO_WRITE, or O_SYNC/O_DSYNC */
+	int exclusive;			/* runs alone on its descriptor */
+	enum req_state state;
+	int error;			/* EINPROGRESS until done */
+	ssize_t result;
+	struct sigevent sev;		/* copied at submission */
+	struct lio_group *group;	/* lio_listio() with a notification */
+	struct fdq *q;			/* serialized descriptors, fsync */
+	struct req *qnext;		/* in q's pending list */
+	struct req *hnext;		/* in the table */
+};
+
+/*
+ * One per descriptor that had requests. An exclusive request (on a
+ * descriptor that is not a regular file or block device, an O_APPEND
+ * write, an fsync) starts only when nothing else on the descriptor runs
+ * and nothing is queued before it; the others start at once unless
+ * something is queued (behind an exclusive one, in order).
+ */
+struct fdq {
+	int fd;
+	unsigned int running;		/* started, not done */
+	struct req *pending, **tail;	/* not started, in order */
+	struct fdq *next;
+};
+
+struct lio_group {
+	unsigned int left;
+	struct sigevent sev;
+};
+
+static pthread_mutex_t aio_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct req *aio_table[1 << HASH_BITS];
+static struct fdq *aio_fdqs;
+static unsigned int aio_nreq;
+static uint32_t aio_seq;		/* bumped at every completion */
+
+static struct async_head_user aio_ahu;
+static unsigned long aio_ring_idx;	/* the reaper's */
+static pthread_once_t aio_once = PTHREAD_ONCE_INIT;
+static int aio_init_error;
+static pid_t aio_pid;
+
+/* ---- the table ------------------------------------------------------------ */
+
+static unsigned int hash_cb(const struct aiocb *cb)
+{
+	uintptr_t x = (uintptr_t)cb;
+
+	x ^= x >> 17;
+	x *= 0x9e3779b1u;
+	return (unsigned int)(x >> 7) & ((1u << HASH_BITS) - 1);
+}
+
+static struct req **table_slot(const struct aiocb *cb)
+{
+	struct req **pp = &aio_table[hash_cb(cb)];
+
+	while (*pp && (*pp)->cb != cb)
+		pp = &(*pp)->hnext;
+	return pp;
+}
+
+static void table_del(struct req *r)
+{
+	struct req **pp = table_slot(r->cb);
+
+	if (*pp == r) {
+		*pp = r->hnext;
+		aio_nreq--;
+	}
+}
+
+/* ---- notification ------------------------------------------------------- */
+
+struct thread_note {
+	void (*fn)(union sigval);
+	union sigval val;
+};
+
+static void *note_thread(void *arg)
+{
+	struct thread_note n = *(struct thread_note *)arg;
+
+	free(arg);
+	n.fn(n.val);
+	return NULL;
+}
+
+/* Sends @sev's notification; called without aio_lock, never in a syslet. */
+static void notify(const struct sigevent *sev)
+{
+	siginfo_t si;
+
+	switch (sev->sigev_notify) {
+	case SIGEV_SIGNAL:
+	case SIGEV_THREAD_ID:
+		memset(&si, 0, sizeof(si));
+		si.si_signo = sev->sigev_signo;
+		si.si_code = SI_ASYNCIO;
+		si.si_pid = aio_pid;
+		si.si_uid = getuid();
+		si.si_value = sev->sigev_value;
+		if (sev->sigev_notify == SIGEV_SIGNAL)
+			syscall(SYS_rt_sigqueueinfo, aio_pid, si.si_signo, &si);
+		else
+			syscall(SYS_rt_tgsigqueueinfo, aio_pid, sev->_sigev_un._tid,
+				si.si_signo, &si);
+		break;
+	case SIGEV_THREAD: {
+		struct thread_note *n = malloc(sizeof(*n));
+		pthread_attr_t attr, *ap = sev->sigev_notify_attributes;
+		pthread_t t;
+
+		if (!n)
+			break;
+		n->fn = sev->sigev_notify_function;
+		n->val = sev->sigev_value;
+		if (!ap) {
+			pthread_attr_init(&attr);
+			ap = &attr;
+		}
+		pthread_attr_setdetachstate(ap, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, ap, note_thread, n))
+			free(n);
+		if (ap == &attr)
+			pthread_attr_destroy(&attr);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static int sigevent_ok(const struct sigevent *sev)
+{
+	switch (sev->sigev_notify) {
+	case SIGEV_NONE:
+		return 1;
+	case SIGEV_SIGNAL:
+	case SIGEV_THREAD_ID:
+		return sev->sigev_signo > 0 && sev->sigev_signo < NSIG;
+	case SIGEV_THREAD:
+		return sev->sigev_notify_function != NULL;
+	default:
+		return 0;
+	}
+}
+
+/* ---- running requests ----------------------------------------------------- */
+
+static void req_start(struct req *r);
+
+/*
+ * @r is done (or cancelled): publish its result, wake aio_suspend(),
+ * start what waited for it. Caller holds aio_lock; returns with it
+ * dropped, after the notifications.
+ */
+static void req_finish_unlock(struct req *r, int error, ssize_t result)
+{
+	struct sigevent note = { .sigev_notify = SIGEV_NONE };
+	struct sigevent gnote = { .sigev_notify = SIGEV_NONE };
+	struct req *start = NULL, **stail = &start;
+	struct fdq *q = r->q;
+
+	if (r->state == RQ_RUNNING)
+		q->running--;
+	r->error = error;
+	r->result = result;
+	r->state = RQ_DONE;
+	r->cb->__error_code = error;
+	r->cb->__return_value = result;
+	note = r->sev;
+	if (r->group && --r->group->left == 0) {
+		gnote = r->group->sev;
+		free(r->group);
+	}
+	r->group = NULL;
+	/* What waited for this one, in order (see struct fdq). */
+	while (q->pending) {
+		struct req *n = q->pending;
+
+		if (n->exclusive && q->running)
+			break;
+		q->pending = n->qnext;
+		if (!q->pending)
+			q->tail = &q->pending;
+		n->qnext = NULL;
+		n->state = RQ_RUNNING;
+		q->running++;
+		*stail = n;
+		stail = &n->qnext;
+		if (n->exclusive)
+			break;
+	}
+	__atomic_add_fetch(&aio_seq, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&aio_lock);
+	syscall(SYS_futex, &aio_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	notify(&note);
+	notify(&gnote);
+	while (start) {
+		struct req *n = start;
+
+		start = n->qnext;
+		n->qnext = NULL;
+		req_start(n);
+	}
+}
+
+static void req_done(struct req *r, long long ret)
+{
+	pthread_mutex_lock(&aio_lock);
+	if (ret < 0)
+		req_finish_unlock(r, (int)-ret, -1);
+	else
+		req_finish_unlock(r, 0, (ssize_t)ret);
+}
+
+/* Runs @r's atom: in place (done here) or handed off (the reaper ends it). */
+static void req_start(struct req *r)
+{
+	struct syslet_uatom *done;
+
+	done = async_exec(&r->atom, &aio_ahu);
+	if (done == &r->atom)
+		req_done(r, r->ret);
+	else if (!done && errno)	/* could not run at all */
+		req_done(r, -errno);
+}
+
+/*
+ * The reaper: ends every request whose atom went async. All signals are
+ * blocked here, so that notifications reach the application's threads
+ * and async_wait() is not interrupted.
+ */
+static void *reaper(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct syslet_uatom *a;
+
+		if (async_wait(1, aio_ring_idx, &aio_ahu) < 0 && errno != EINTR)
+			return NULL;
+		while ((a = async_ring_pop(&aio_ahu)) != NULL) {
+			aio_ring_idx++;
+			req_done((struct req *)a, ((struct req *)a)->ret);
+		}
+	}
+	return NULL;
+}
+
+static void aio_atfork_child(void)
+{
+	/* The parent's requests, head and reaper are not the child's. */
+	memset(aio_table, 0, sizeof(aio_table));
+	aio_fdqs = NULL;
+	aio_nreq = 0;
+	aio_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+	pthread_mutex_init(&aio_lock, NULL);
+}
+
+static void tl_aio_init(void)
+{
+	sigset_t all, old;
+	pthread_t t;
+	int err;
+
+	aio_pid = getpid();
+	err = async_head_init_pool(&aio_ahu, AIO_RING, 2, AIO_THREADS);
+	if (err) {
+		aio_init_error = err < 0 ? -err : EAGAIN;
+		return;
+	}
+	aio_ring_idx = 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, NULL, reaper, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		async_head_exit(&aio_ahu);
+		aio_init_error = EAGAIN;
+		return;
+	}
+	pthread_detach(t);
+	aio_init_error = 0;
+	pthread_atfork(NULL, NULL, aio_atfork_child);
+}
+
+/* ---- submission ------------------------------------------------------------ */
+
+enum fd_kind { FD_BAD = -1, FD_PARALLEL, FD_APPEND, FD_STREAM };
+
+/*
+ * How requests on @fd run: FD_PARALLEL (a regular file or block device,
+ * positioned I/O), FD_APPEND (an O_APPEND write there: one at a time) or
+ * FD_STREAM (anything else: read()/write() without an offset, one at a
+ * time, as glibc falls back to on ESPIPE); FD_BAD for a descriptor that
+ * is not open for @op.
+ */
+static enum fd_kind fd_kind(int fd, int op)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fstat(fd, &st))
+		return FD_BAD;
+	if (op == LIO_READ && (fl & O_ACCMODE) == O_WRONLY)
+		return FD_BAD;
+	if (op == LIO_WRITE && (fl & O_ACCMODE) == O_RDONLY)
+		return FD_BAD;
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return FD_STREAM;
+	return op == LIO_WRITE && (fl & O_APPEND) ? FD_APPEND : FD_PARALLEL;
+}
+
+static struct fdq *fdq_get(int fd)
+{
+	struct fdq *q;
+
+	for (q = aio_fdqs; q; q = q->next)
+		if (q->fd == fd)
+			break;
+	if (!q) {
+		q = calloc(1, sizeof(*q));
+		if (!q)
+			return NULL;
+		q->fd = fd;
+		q->tail = &q->pending;
+		q->next = aio_fdqs;
+		aio_fdqs = q;
+	}
+	return q;
+}
+
+/*
+ * Checks @cb and enqueues a request for it; starts it unless it must
+ * wait. @op: LIO_READ, LIO_WRITE, or O_SYNC/O_DSYNC for aio_fsync().
+ * Returns 0 or an errno for the caller to report.
+ */
+static int submit(struct aiocb *cb, int op, struct lio_group *group)
+{
+	struct req *r, **slot;
+	enum fd_kind kind;
+	int nr, nargs, wait = 0;
+
+	pthread_once(&aio_once, tl_aio_init);
+	if (aio_init_error)
+		return aio_init_error;
+	if (cb->aio_reqprio < 0 || cb->aio_reqprio > AIO_PRIO_DELTA_MAX ||
+	    !sigevent_ok(&cb->aio_sigevent))
+		return EINVAL;
+	if (op == LIO_READ || op == LIO_WRITE) {
+		if (cb->aio_offset < 0 || (ssize_t)cb->aio_nbytes < 0)
+			return EINVAL;
+		kind = fd_kind(cb->aio_fildes, op);
+		if (kind == FD_STREAM) {
+			nr = op == LIO_READ ? SYS_read : SYS_write;
+			nargs = 3;
+		} else {
+			nr = op == LIO_READ ? SYS_pread64 : SYS_pwrite64;
+			nargs = 4;
+		}
+	} else {
+		kind = fd_kind(cb->aio_fildes, LIO_NOP);
+		nr = op == O_DSYNC ? SYS_fdatasync : SYS_fsync;
+		nargs = 1;
+	}
+	if (kind == FD_BAD)
+		return EBADF;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return EAGAIN;
+	r->cb = cb;
+	r->op = op;
+	r->sev = cb->aio_sigevent;
+	r->error = EINPROGRESS;
+	r->args[0] = (uint64_t)cb->aio_fildes;
+	r->args[1] = (uint64_t)(uintptr_t)cb->aio_buf;
+	r->args[2] = cb->aio_nbytes;
+	r->args[3] = (uint64_t)cb->aio_offset;
+	syslet_atom_init(&r->atom, nr, 0, &r->ret, NULL, nargs,
+			 &r->args[0], &r->args[1], &r->args[2], &r->args[3]);
+
+	pthread_mutex_lock(&aio_lock);
+	slot = table_slot(cb);
+	if (*slot && (*slot)->state < RQ_DONE) {
+		pthread_mutex_unlock(&aio_lock);
+		free(r);
+		return EINVAL;		/* the aiocb is still in use */
+	}
+	if (aio_nreq >= AIO_MAXREQ) {
+		pthread_mutex_unlock(&aio_lock);
+		free(r);
+		return EAGAIN;
+	}
+	if (*slot) {			/* a finished request on this aiocb */
+		struct req *old = *slot;
+
+		table_del(old);
+		free(old);
+		slot = table_slot(cb);
+	}
+	r->hnext = NULL;
+	*slot = r;
+	aio_nreq++;
+	cb->__error_code = EINPROGRESS;
+	cb->__return_value = 0;
+	r->group = group;
+	r->exclusive = kind != FD_PARALLEL || op == O_SYNC || op == O_DSYNC;
+	r->q = fdq_get(cb->aio_fildes);
+	if (!r->q) {
+		table_del(r);
+		pthread_mutex_unlock(&aio_lock);
+		free(r);
+		return EAGAIN;
+	}
+	wait = r->q->pending || (r->exclusive && r->q->running);
+	if (wait) {
+		*r->q->tail = r;
+		r->q->tail = &r->qnext;
+		r->state = RQ_QUEUED;
+	} else {
+		r->q->running++;
+		r->state = RQ_RUNNING;
+	}
+	pthread_mutex_unlock(&aio_lock);
+	if (!wait)
+		req_start(r);
+	return 0;
+}
+
+static int submit_errno(struct aiocb *cb, int op)
+{
+	int err = submit(cb, op, NULL);
+
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+int aio_read(struct aiocb *cb)
+{
+	return submit_errno(cb, LIO_READ);
+}
+
+int aio_write(struct aiocb *cb)
+{
+	return submit_errno(cb, LIO_WRITE);
+}
+
+int aio_fsync(int op, struct aiocb *cb)
+{
+	if (op != O_SYNC && op != O_DSYNC) {
+		errno = EINVAL;
+		return -1;
+	}
+	return submit_errno(cb, op);
+}
+
+/* ---- status --------------------------------------------------------------- */
+
+int aio_error(const struct aiocb *cb)
+{
+	struct req *r;
+	int ret;
+
+	pthread_mutex_lock(&aio_lock);
+	r = *table_slot(cb);
+	if (!r || r->state == RQ_RETRIEVED) {
+		pthread_mutex_unlock(&aio_lock);
+		errno = EINVAL;
+		return -1;
+	}
+	ret = r->state == RQ_DONE ? r->error : EINPROGRESS;
+	pthread_mutex_unlock(&aio_lock);
+	return ret;
+}
+
+ssize_t aio_return(struct aiocb *cb)
+{
+	struct req *r;
+	ssize_t ret;
+	int err;
+
+	pthread_mutex_lock(&aio_lock);
+	r = *table_slot(cb);
+	if (!r || r->state != RQ_DONE) {
+		pthread_mutex_unlock(&aio_lock);
+		errno = EINVAL;
+		return -1;
+	}
+	ret = r->result;
+	err = r->error;
+	table_del(r);
+	pthread_mutex_unlock(&aio_lock);
+	free(r);
+	if (ret < 0)
+		errno = err;
+	return ret;
+}
+
+static int any_done(const struct aiocb *const list[], int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct req *r;
+
+		if (!list[i])
+			continue;
+		r = *table_slot(list[i]);
+		if (!r || r->state >= RQ_DONE)
+			return 1;
+	}
+	return 0;
+}
+
+int aio_suspend(const struct aiocb *const list[], int n,
+		const struct timespec *timeout)
+{
+	struct timespec end, now, rel;
+
+	if (n < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (timeout) {
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += timeout->tv_sec;
+		end.tv_nsec += timeout->tv_nsec;
+		if (end.tv_nsec >= 1000000000L) {
+			end.tv_sec++;
+			end.tv_nsec -= 1000000000L;
+		}
+	}
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&aio_seq, __ATOMIC_ACQUIRE);
+		int done;
+		long ret;
+
+		pthread_mutex_lock(&aio_lock);
+		done = any_done(list, n);
+		pthread_mutex_unlock(&aio_lock);
+		if (done)
+			return 0;
+		if (timeout) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			rel.tv_sec = end.tv_sec - now.tv_sec;
+			rel.tv_nsec = end.tv_nsec - now.tv_nsec;
+			if (rel.tv_nsec < 0) {
+				rel.tv_sec--;
+				rel.tv_nsec += 1000000000L;
+			}
+			if (rel.tv_sec < 0) {
+				errno = EAGAIN;
+				return -1;
+			}
+		}
+		ret = syscall(SYS_futex, &aio_seq, FUTEX_WAIT_PRIVATE, seq,
+			      timeout ? &rel : NULL, NULL, 0);
+		if (ret < 0 && errno == EINTR)
+			return -1;
+	}
+}
+
+/* ---- cancellation ----------------------------------------------------------- */
+
+/*
+ * Cancels @r if it has not started. Caller holds aio_lock and gets it
+ * back (the notification is sent without it). Returns AIO_CANCELED,
+ * AIO_NOTCANCELED or AIO_ALLDONE for @r.
+ */
+static int cancel_one(struct req *r)
+{
+	struct req **pp;
+	struct fdq *q = r->q;
+
+	if (r->state >= RQ_DONE)
+		return AIO_ALLDONE;
+	if (r->state != RQ_QUEUED)
+		return AIO_NOTCANCELED;
+	for (pp = &q->pending; *pp != r; pp = &(*pp)->qnext)
+		;
+	*pp = r->qnext;
+	if (q->tail == &r->qnext)
+		q->tail = pp;
+	r->qnext = NULL;
+	req_finish_unlock(r, ECANCELED, -1);
+	pthread_mutex_lock(&aio_lock);
+	return AIO_CANCELED;
+}
+
+int aio_cancel(int fd, struct aiocb *cb)
+{
+	int ret = AIO_ALLDONE, one;
+
+	if (fcntl(fd, F_GETFD) < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (cb && cb->aio_fildes != fd) {
+		errno = EINVAL;
+		return -1;
+	}
+	pthread_mutex_lock(&aio_lock);
+	if (cb) {
+		struct req *r = *table_slot(cb);
+
+		ret = r ? cancel_one(r) : AIO_ALLDONE;
+		pthread_mutex_unlock(&aio_lock);
+		return ret;
+	}
+	for (unsigned int i = 0; i < (1u << HASH_BITS); i++) {
+restart:
+		for (struct req *r = aio_table[i]; r; r = r->hnext) {
+			if (r->cb->aio_fildes != fd || r->state >= RQ_DONE)
+				continue;
+			one = cancel_one(r);
+			if (one == AIO_NOTCANCELED)
+				ret = AIO_NOTCANCELED;
+			else if (ret != AIO_NOTCANCELED)
+				ret = AIO_CANCELED;
+			if (one == AIO_CANCELED)
+				goto restart;	/* the lock was dropped */
+		}
+	}
+	pthread_mutex_unlock(&aio_lock);
+	return ret;
+}
+
+/* ---- lio_listio -------------------------------------------------------------- */
+
+int lio_listio(int mode, struct aiocb *const list[], int n, struct sigevent *sev)
+{
+	struct lio_group *group = NULL;
+	int failed = 0, err;
+
+	if ((mode != LIO_WAIT && mode != LIO_NOWAIT) || n < 0 || n > TL_AIO_LISTIO_MAX ||
+	    (mode == LIO_NOWAIT && sev && !sigevent_ok(sev))) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (list[i] && list[i]->aio_lio_opcode != LIO_READ &&
+		    list[i]->aio_lio_opcode != LIO_WRITE && list[i]->aio_lio_opcode != LIO_NOP) {
+			errno = EINVAL;
+			return -1;
+		}
+	if (mode == LIO_NOWAIT && sev && sev->sigev_notify != SIGEV_NONE) {
+		group = malloc(sizeof(*group));
+		if (!group) {
+			errno = EAGAIN;
+			return -1;
+		}
+		group->left = 1;	/* this call's own reference */
+		group->sev = *sev;
+	}
+	for (int i = 0; i < n; i++) {
+		struct aiocb *cb = list[i];
+
+		if (!cb || cb->aio_lio_opcode == LIO_NOP)
+			continue;
+		if (group) {
+			pthread_mutex_lock(&aio_lock);
+			group->left++;
+			pthread_mutex_unlock(&aio_lock);
+		}
+		err = submit(cb, cb->aio_lio_opcode, group);
+		if (err) {
+			cb->__error_code = err;
+			cb->__return_value = -1;
+			failed = 1;
+			if (group) {
+				pthread_mutex_lock(&aio_lock);
+				group->left--;
+				pthread_mutex_unlock(&aio_lock);
+			}
+		}
+	}
+	if (group) {
+		struct sigevent note = { .sigev_notify = SIGEV_NONE };
+
+		pthread_mutex_lock(&aio_lock);
+		if (--group->left == 0) {
+			note = group->sev;
+			free(group);
+		}
+		pthread_mutex_unlock(&aio_lock);
+		notify(&note);
+	}
+	if (mode == LIO_WAIT) {
+		for (int i = 0; i < n; i++) {
+			const struct aiocb *one[1] = { list[i] };
+
+			if (!list[i] || list[i]->aio_lio_opcode == LIO_NOP)
+				continue;
+			while (aio_error(list[i]) == EINPROGRESS)
+				if (aio_suspend(one, 1, NULL) && errno == EINTR) {
+					errno = EINTR;
+					return -1;
+				}
+			if (aio_error(list[i]))
+				failed = 1;
+		}
+	}
+	if (failed) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the *64 names (fio calls only these); aiocb64 has aiocb's layout ------- */
+
+_Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "aiocb64");
+
+int aio_read64(struct aiocb64 *cb) __attribute__((alias("aio_read")));
+int aio_write64(struct aiocb64 *cb) __attribute__((alias("aio_write")));
+int aio_fsync64(int op, struct aiocb64 *cb) __attribute__((alias("aio_fsync")));
+int aio_error64(const struct aiocb64 *cb) __attribute__((alias("aio_error")));
+ssize_t aio_return64(struct aiocb64 *cb) __attribute__((alias("aio_return")));
+int aio_suspend64(const struct aiocb64 *const list[], int n,
+		  const struct timespec *timeout) __attribute__((alias("aio_suspend")));
+int aio_cancel64(int fd, struct aiocb64 *cb) __attribute__((alias("aio_cancel")));
+int lio_listio64(int mode, struct aiocb64 *const list[], int n,
+		 struct sigevent *sev) __attribute__((alias("lio_listio")));
