@@ -80,23 +80,28 @@ static void test_read_write(void)
 
 	/* Status calls on an aiocb that was never submitted or was retrieved. */
 	prep(&f, fd, rbuf[0], BLK, 0);
-	tl_errno(aio_error(&f), EINVAL, "aio_error of an aiocb never submitted");
+	tl_ok(aio_error(&f) == EINVAL, "aio_error of an aiocb never submitted: EINVAL");
 	tl_errno(aio_return(&f), EINVAL, "aio_return of an aiocb never submitted");
 	tl_errno(aio_return(&r[0]), EINVAL, "a second aio_return");
+	tl_ok(aio_error(&r[0]) == EINVAL, "aio_error after aio_return: EINVAL");
 
-	/* Bad requests. */
+	/* Bad requests: the status of the request, as glibc reports them. */
 	prep(&f, fd, rbuf[0], BLK, -1);
-	tl_errno(aio_read(&f), EINVAL, "aio_read at a negative offset");
+	tl_ok(aio_read(&f) == 0 && wait_one(&f) == EINVAL && aio_return(&f) == -1,
+	      "aio_read at a negative offset: status EINVAL");
 	prep(&f, fd, rbuf[0], BLK, 0);
 	f.aio_reqprio = -1;
 	tl_errno(aio_read(&f), EINVAL, "aio_read with aio_reqprio -1");
+	prep(&f, -1, NULL, 0, 0);
+	tl_errno(aio_fsync(O_SYNC, &f), EBADF, "aio_fsync on a closed descriptor");
+	prep(&f, -1, rbuf[0], BLK, 0);
+	tl_ok(aio_read(&f) == 0 && wait_one(&f) == EBADF && aio_return(&f) == -1,
+	      "aio_read on a closed descriptor: status EBADF");
 	prep(&f, fd, rbuf[0], BLK, 0);
 	f.aio_sigevent.sigev_notify = 12345;
 	tl_errno(aio_write(&f), EINVAL, "aio_write with a bad sigev_notify");
 	prep(&f, fd, rbuf[0], BLK, 0);
 	tl_errno(aio_fsync(0x7777, &f), EINVAL, "aio_fsync with a bad op");
-	prep(&f, -1, rbuf[0], BLK, 0);
-	tl_errno(aio_read(&f), EBADF, "aio_read on a closed descriptor");
 	close(fd);
 	unlink(FILE_W);
 }
@@ -179,7 +184,11 @@ static void test_notifications(void)
 	for (i = 0; i < 3; i++)
 		aio_return(&l[i]);
 	l[0].aio_lio_opcode = 99;
-	tl_errno(lio_listio(LIO_WAIT, list, 4, NULL), EINVAL, "lio_listio with a bad opcode");
+	tl_errno(lio_listio(LIO_WAIT, list, 4, NULL), EIO, "lio_listio with a bad opcode");
+	tl_ok(aio_error(&l[0]) == EINVAL && aio_error(&l[1]) == 0,
+	      "that request's status is EINVAL, the others ran");
+	for (i = 0; i < 3; i++)
+		aio_return(&l[i]);
 	tl_errno(lio_listio(77, list, 4, NULL), EINVAL, "lio_listio with a bad mode");
 	close(fd);
 	unlink(FILE_W);
