@@ -45,6 +45,16 @@ BUILD=$B KERNEL=$B/kobj-i386/arch/x86/boot/bzImage INITRD=$B/i386/initramfs.cpio
 	DISK=$B/i386/disk.img QEMU_BIN=qemu-system-i386 QEMU_CPU=max,vendor=GenuineIntel \
 	guest_run "i386 guest" check-i386
 
+# The Open POSIX AIO tests against libthreadlet-aio, and glibc's beside
+# them, in one more boot (a SKIP line when ../shared is absent).
+while read -r verdict what; do
+	case "$verdict" in
+	PASS) count "$what" 0 ;;
+	FAIL) count "$what" 1 ;;
+	*) echo "$verdict $what" ;;
+	esac
+done < <(BUILD=$B "$HERE/posix-aio.sh")
+
 # 2. The runner must fail each of these runs, for the right reason.
 expect_fail() {	# expect_fail <name> <expected exit> <run-qemu args...>
 	local name=$1 want=$2

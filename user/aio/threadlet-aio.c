@@ -14,9 +14,10 @@
  *
  * Ordering. Requests on a regular file or block device start at once, in
  * parallel (positioned I/O: their order does not matter). On anything
- * else (sockets, pipes, terminals) and for O_APPEND writes they run one at
- * a time per descriptor, in submission order, as glibc's do: a request
- * queued behind another has not started and aio_cancel() cancels it.
+ * else (sockets, pipes, terminals), and for writes with O_APPEND, O_SYNC
+ * or O_DSYNC, they run one at a time per descriptor, in submission order,
+ * as glibc's do: a request queued behind another has not started and
+ * aio_cancel() cancels it.
  * aio_fsync() waits for the requests on its descriptor that were
  * submitted before it.
  *
@@ -355,11 +356,13 @@ static void tl_aio_init(void)
 
 /* ---- submission ------------------------------------------------------------ */
 
-enum fd_kind { FD_BAD = -1, FD_PARALLEL, FD_APPEND, FD_STREAM };
+enum fd_kind { FD_BAD = -1, FD_PARALLEL, FD_ORDERED, FD_STREAM };
 
 /*
  * How requests on @fd run: FD_PARALLEL (a regular file or block device,
- * positioned I/O), FD_APPEND (an O_APPEND write there: one at a time) or
+ * positioned I/O), FD_ORDERED (a write there with O_APPEND, where the
+ * order is the file's content, or with O_SYNC/O_DSYNC, so that no write
+ * is durable before one submitted earlier: one at a time) or
  * FD_STREAM (anything else: read()/write() without an offset, one at a
  * time, as glibc falls back to on ESPIPE); FD_BAD for a descriptor that
  * is not open for @op.
@@ -377,7 +380,7 @@ static enum fd_kind fd_kind(int fd, int op)
 		return FD_BAD;
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
 		return FD_STREAM;
-	return op == LIO_WRITE && (fl & O_APPEND) ? FD_APPEND : FD_PARALLEL;
+	return op == LIO_WRITE && (fl & (O_APPEND | O_DSYNC)) ? FD_ORDERED : FD_PARALLEL;
 }
 
 static struct fdq *fdq_get(int fd)
@@ -460,12 +463,14 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group)
 	r->args[2] = cb->aio_nbytes;
 	r->args[3] = (uint64_t)cb->aio_offset;
 	/*
-	 * A large transfer goes async at once: copying it takes long even
-	 * from the page cache, and the caller asked for it to overlap.
+	 * A large transfer and a sync go async at once: copying the one
+	 * takes long even from the page cache, the other waits for the
+	 * device wherever there is one, and the caller asked for them to
+	 * overlap.
 	 */
 	if (!err)
 		syslet_atom_init(&r->atom, nr,
-				 (op == LIO_READ || op == LIO_WRITE) &&
+				 op == O_SYNC || op == O_DSYNC ||
 				 cb->aio_nbytes >= TL_AIO_ASYNC_BYTES ? SYSLET_ASYNC : 0,
 				 &r->ret, NULL, nargs,
 				 &r->args[0], &r->args[1], &r->args[2], &r->args[3]);
