@@ -1,9 +1,10 @@
 #!/bin/bash
 # The Open POSIX Test Suite's 72 AIO tests, from the peer conformance suite
 # in ../shared/conformance/posix-aio (used in place, never copied into this
-# repository), in one boot of the test kernel: against libthreadlet-aio on
-# ext4 (/mnt/disk, the virtual disk) and on tmpfs (/tmp), and against
-# glibc's own AIO on tmpfs beside them.
+# repository), in one boot of the test kernel: against libthreadlet-aio
+# linked in, on ext4 (/mnt/disk, the virtual disk) and on tmpfs (/tmp);
+# against glibc's own AIO on tmpfs beside them; and dynamically linked
+# against glibc with libthreadlet-aio.so interposed by LD_PRELOAD.
 #
 # Prints a "PASS ..." or "FAIL ..." line per run for tests/check.sh to
 # count: libthreadlet-aio must fail none and pass at least MIN, by default
@@ -28,13 +29,15 @@ fi
 
 rm -rf "$W"
 mkdir -p "$W/root/posix-aio" "$B/logs"
-build() {	# build <dir> [AIO_LINK]
-	AIO_LINK=${2:-} STATIC=1 "$SUITE/run.sh" --build-only "$W/root/posix-aio/$1" \
+build() {	# build <dir> [AIO_LINK] [STATIC]
+	AIO_LINK=${2:-} STATIC=${3-1} "$SUITE/run.sh" --build-only "$W/root/posix-aio/$1" \
 		> "$W/build-$1.log" 2>&1 ||
 		{ echo "FAIL posix-aio: building the suite ($1), see $W/build-$1.log"; exit 1; }
 }
 build threadlet "$B/user/libthreadlet-aio.a $B/user/libthreadlet.a"
 build glibc
+build dynamic "" ""
+cp "$B/user/libthreadlet-aio.so" "$W/root/posix-aio/"
 
 # A second cpio after the test image's: the kernel unpacks both.
 (cd "$W/root" && find posix-aio | cpio -o -H newc --quiet) > "$W/extra.cpio"
@@ -43,7 +46,8 @@ cat "$B/initramfs.cpio" "$W/extra.cpio" > "$W/initramfs.cpio"
 runner=/posix-aio/threadlet/posix-aio-run.sh
 cmd="cd /mnt/disk; env TMPDIR=/mnt/disk SCRATCH=/mnt/disk VERBOSE=1 sh $runner;"
 cmd="$cmd cd /tmp; env VERBOSE=1 sh $runner;"
-cmd="$cmd env VERBOSE=1 sh /posix-aio/glibc/posix-aio-run.sh"
+cmd="$cmd env VERBOSE=1 sh /posix-aio/glibc/posix-aio-run.sh;"
+cmd="$cmd env AIO_PRELOAD=/posix-aio/libthreadlet-aio.so VERBOSE=1 sh /posix-aio/dynamic/posix-aio-run.sh"
 INITRD=$W/initramfs.cpio "$HERE/run-qemu.sh" --name posix-aio --timeout 1500 \
 	--guest-timeout 1200 --cmd "$cmd" > "$W/run.out" 2>&1
 rc=$?
@@ -65,6 +69,7 @@ MIN=${MIN:-${glibc:-65}}
 judge 0 "libthreadlet-aio on ext4" "$MIN"
 judge 1 "libthreadlet-aio on tmpfs" "$MIN"
 judge 2 "glibc's AIO on tmpfs, same boot" 0
+judge 3 "libthreadlet-aio.so by LD_PRELOAD over glibc, tmpfs" "$MIN"
 for t in TIMEOUT CRASH; do
 	n=$(grep -c "^$t " "$log")
 	[ "$n" = 0 ] || echo "# posix-aio: $n test(s) $t, see $log"
