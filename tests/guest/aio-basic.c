@@ -2,8 +2,9 @@
 /*
  * POSIX AIO on syslets (user/aio/threadlet-aio.c), linked in: each call,
  * each notification, the error returns, ordering and cancellation on a
- * descriptor that runs one request at a time, and a request that blocks
- * (it must not hold up its submitter).
+ * descriptor that runs one request at a time, a request that blocks (it
+ * must not hold up its submitter), and fork, exec and close with a
+ * request in flight.
  */
 #include <aio.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -239,10 +241,69 @@ static void test_pipe_order_cancel(void)
 	close(p[1]);
 }
 
+/*
+ * fork, exec and close with a request in flight. A fork child inherits no
+ * request (POSIX) and can start its own; an exec ends the process's
+ * requests with its threads; a close of the other end ends a blocked read
+ * (EOF), and of the descriptor itself leaves the read holding its file.
+ */
+static void test_fork_exec_close(void)
+{
+	struct aiocb a, c;
+	char x[4] = { 0 };
+	int p[2], status = -1, fd;
+	pid_t pid;
+
+	tl_ok(pipe(p) == 0, "pipe");
+	prep(&a, p[0], x, 3, 0);
+	tl_ok(aio_read(&a) == 0 && aio_error(&a) == EINPROGRESS, "a read blocks in flight");
+	pid = fork();
+	if (pid == 0) {
+		int ok = aio_error(&a) == EINVAL;
+
+		fd = open(FILE_W, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		prep(&c, fd, wbuf[0], BLK, 0);
+		ok &= aio_write(&c) == 0 && wait_one(&c) == 0 && aio_return(&c) == BLK;
+		_exit(ok ? 0 : 1);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) != pid)
+		status = -1;
+	tl_ok(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "a fork child has none of the parent's requests and runs its own (status %#x)",
+	      status);
+	tl_ok(aio_error(&a) == EINPROGRESS, "the parent's read is still in flight");
+	close(p[0]);
+	tl_ok(aio_error(&a) == EINPROGRESS, "closing its descriptor does not end it");
+	close(p[1]);
+	tl_ok(wait_one(&a) == 0 && aio_return(&a) == 0,
+	      "closing the write end ends it with EOF (0 bytes)");
+
+	pid = fork();
+	if (pid == 0) {
+		int q[2];
+		struct aiocb b;
+
+		if (pipe(q))
+			_exit(2);
+		prep(&b, q[0], x, 3, 0);
+		if (aio_read(&b) || aio_error(&b) != EINPROGRESS)
+			_exit(3);
+		execl("/bin/busybox", "true", (char *)NULL);
+		_exit(4);
+	}
+	status = -1;
+	if (pid > 0 && waitpid(pid, &status, 0) != pid)
+		status = -1;
+	tl_ok(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "exec with a read blocked in flight: the new program runs (status %#x)", status);
+	unlink(FILE_W);
+}
+
 int main(void)
 {
 	test_read_write();
 	test_notifications();
 	test_pipe_order_cancel();
+	test_fork_exec_close();
 	return tl_exit();
 }
