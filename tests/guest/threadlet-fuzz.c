@@ -3789,8 +3789,8 @@ static void __attribute__((noreturn)) round_child(u64 rseed, unsigned int round,
 	pthread_mutex_init(&g.land_lock, NULL);
 	pthread_key_create(&g.key, thr_dtor);
 	signals_setup();
-	vdso_on = (vdso_on_fn)tl_vdso_sym("__vdso_threadlet_on");
-	vdso_off = (vdso_off_fn)tl_vdso_sym("__vdso_threadlet_off");
+	vdso_on = (vdso_on_fn)threadlet_vdso_sym("__vdso_threadlet_on");
+	vdso_off = (vdso_off_fn)threadlet_vdso_sym("__vdso_threadlet_off");
 	round_memory(&r);
 	round_files(&r);
 	if (g_verbose)

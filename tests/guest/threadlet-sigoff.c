@@ -317,8 +317,8 @@ int main(void)
 	unsigned long stack;
 	int me = tid_raw();
 
-	vdso_on = (on_fn)tl_vdso_sym("__vdso_threadlet_on");
-	vdso_off_tls = (off_tls_fn)tl_vdso_sym("__vdso_threadlet_off_tls");
+	vdso_on = (on_fn)threadlet_vdso_sym("__vdso_threadlet_on");
+	vdso_off_tls = (off_tls_fn)threadlet_vdso_sym("__vdso_threadlet_off_tls");
 	tl_ok(async_head_init(&ahu, 64, 8) == 0, "async_head_init");
 	stack = threadlet_stack_alloc(STACK_SZ);
 	tl_ok(stack != 0, "threadlet stack");

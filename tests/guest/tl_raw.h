@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Raw pieces shared by the guest tests that go below libthreadlet: the
- * vDSO's functions (threadlet-fuzz, threadlet-sigoff), parking a thread
- * by hand (threadlet-failnth, threadlet-fuzz, the safety-* tests) and the
- * debugfs fault-injection filters (threadlet-failnth, threadlet-fuzz).
+ * Raw pieces shared by the guest tests that go below libthreadlet: parking
+ * a thread by hand (threadlet-failnth, threadlet-fuzz, the safety-* tests)
+ * and the debugfs fault-injection filters (threadlet-failnth,
+ * threadlet-fuzz).
  *
  * tl_raw_park() is a global symbol defined by an asm block: include this
  * header from one translation unit of a program only.
@@ -11,65 +11,13 @@
 #ifndef TL_RAW_H
 #define TL_RAW_H
 
-#include <elf.h>
 #include <fcntl.h>
-#include <link.h>
-#include <stdint.h>
-#include <sys/auxv.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <threadlet.h>
-
-/* ---- the vDSO ----------------------------------------------------------- */
-
-/*
- * A function of the vDSO the kernel mapped into this process, by its
- * dynamic symbol table (DT_HASH); NULL if there is none by that name.
- */
-static inline void *tl_vdso_sym(const char *name)
-{
-	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
-	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-	const ElfW(Phdr) *ph;
-	const ElfW(Dyn) *dyn = NULL;
-	const ElfW(Sym) *sym = NULL;
-	const Elf32_Word *hash = NULL;
-	const char *str = NULL;
-	uintptr_t bias = 0;
-	int have_load = 0;
-
-	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG))
-		return NULL;
-	ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
-	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_LOAD && !have_load) {
-			bias = base + ph[i].p_offset - ph[i].p_vaddr;
-			have_load = 1;
-		} else if (ph[i].p_type == PT_DYNAMIC) {
-			dyn = (const ElfW(Dyn) *)(base + ph[i].p_offset);
-		}
-	}
-	if (!have_load || !dyn)
-		return NULL;
-	for (; dyn->d_tag != DT_NULL; dyn++) {
-		if (dyn->d_tag == DT_SYMTAB)
-			sym = (const ElfW(Sym) *)(bias + dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_STRTAB)
-			str = (const char *)(bias + dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_HASH)
-			hash = (const Elf32_Word *)(bias + dyn->d_un.d_ptr);
-	}
-	if (!sym || !str || !hash)
-		return NULL;
-	for (Elf32_Word n = 0; n < hash[1]; n++)
-		if (ELF64_ST_TYPE(sym[n].st_info) == STT_FUNC &&
-		    sym[n].st_shndx != SHN_UNDEF && !strcmp(str + sym[n].st_name, name))
-			return (void *)(bias + sym[n].st_value);
-	return NULL;
-}
 
 /* ---- parking at a home frame ------------------------------------------ */
 

@@ -193,6 +193,13 @@ static inline void syslet_link(struct syslet_uatom *a, struct syslet_uatom *next
 
 
 /* Introspection, for tests and tools. */
+
+/*
+ * A function of the vDSO the kernel mapped into this process, by name
+ * (for example "__vdso_threadlet_off_tls"); NULL if it has none by that
+ * name. For programs that call the vDSO's threadlet functions directly.
+ */
+void *threadlet_vdso_sym(const char *name);
 struct threadlet_stats {
 	unsigned long long nr_sync;		/* ran to completion in place */
 	unsigned long long nr_handoffs;		/* went async */

@@ -17,7 +17,6 @@
 typedef long (*tl_on_fn)(struct threadlet_area *, unsigned long,
 			 unsigned long, void *);
 
-TL_HIDDEN void *tl_vdso_sym(const char *name);
 
 TL_HIDDEN extern tl_on_fn tl_on;
 

@@ -135,9 +135,9 @@ static void tl_init(void)
 
 	pthread_atfork(NULL, NULL, tl_atfork_child);
 	if (!force || strcmp(force, "1")) {
-		tl_on = (tl_on_fn)tl_vdso_sym("__vdso_threadlet_on");
+		tl_on = (tl_on_fn)threadlet_vdso_sym("__vdso_threadlet_on");
 		__threadlet_off_tls = (__threadlet_off_tls_fn)
-			tl_vdso_sym("__vdso_threadlet_off_tls");
+			threadlet_vdso_sym("__vdso_threadlet_off_tls");
 	}
 	if (!tl_on || !__threadlet_off_tls) {
 		tl_on = tl_syscall_on;

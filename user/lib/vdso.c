@@ -14,7 +14,7 @@
 
 #include "internal.h"
 
-void *tl_vdso_sym(const char *name)
+void *threadlet_vdso_sym(const char *name)
 {
 	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
