@@ -23,7 +23,32 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
+#include <sys/utsname.h>
 #include "safety.h"
+
+/*
+ * Atoms are the process's own system calls: built with -m32 they are i386
+ * calls. There, mmap is the old one-argument call, so the six-argument
+ * atom is mmap2; and getuid/getgid are the 16-bit calls of CONFIG_UID16,
+ * so the atoms are getuid32/getgid32, the calls glibc makes (a kernel
+ * without UID16 would fail the 16-bit ones with -ENOSYS, which would hide
+ * a skip that did not happen).
+ */
+#ifdef __i386__
+#define NR_MMAP		SYS_mmap2
+#define NR_GETUID	SYS_getuid32
+#define NR_GETGID	SYS_getgid32
+#define REG_NR		"orig_eax"
+#define REG_RET		"eax"
+#define REG_ARGS	"ebx, ecx, edx, esi, edi, ebp"
+#else
+#define NR_MMAP		SYS_mmap
+#define NR_GETUID	SYS_getuid
+#define NR_GETGID	SYS_getgid
+#define REG_NR		"orig_rax"
+#define REG_RET		"rax"
+#define REG_ARGS	"rdi, rsi, rdx, r10, r8, r9"
+#endif
 
 static struct async_head_user ahu;
 
@@ -35,10 +60,11 @@ struct tracee_out {
 };
 
 static u64 a_fd = 1000, a_off = 0x12345, a_whence = 7;
+/* mmap(0x7000000, 0, ...) or mmap2(): -EINVAL for the length 0. */
 static u64 m_args[6] = { 0x7000000, 0, 1, 0x22, (u64)-1, 0x3000 };
 
 /* The atoms of chain 1, as the tracer should see them. */
-static const long chain1_nr[4] = { SYS_getppid, SYS_lseek, SYS_mmap, SYS_getpid };
+static const long chain1_nr[4] = { SYS_getppid, SYS_lseek, NR_MMAP, SYS_getpid };
 static const int chain1_nargs[4] = { 0, 3, 6, 0 };
 
 /* Index of the final atom @done in @a, -1 for NULL. */
@@ -61,16 +87,16 @@ static void tracee(struct tracee_out *o)
 	/* Chain 1: the tracer records every stop. */
 	syslet_atom_init(&a[0], SYS_getppid, 0, &o->r1[0], &a[1], 0);
 	syslet_atom_init(&a[1], SYS_lseek, 0, &o->r1[1], &a[2], 3, &a_fd, &a_off, &a_whence);
-	syslet_atom_init(&a[2], SYS_mmap, 0, &o->r1[2], &a[3], 6, &m_args[0], &m_args[1],
+	syslet_atom_init(&a[2], NR_MMAP, 0, &o->r1[2], &a[3], 6, &m_args[0], &m_args[1],
 			 &m_args[2], &m_args[3], &m_args[4], &m_args[5]);
 	syslet_atom_init(&a[3], SYS_getpid, 0, &o->r1[3], NULL, 0);
 	o->done[0] = atom_idx(async_exec(a, &ahu), a);
-	/* Chain 2: the tracer skips getuid (orig_rax = -1). */
-	syslet_atom_init(&a[0], SYS_getuid, 0, &o->r2[0], &a[1], 0);
+	/* Chain 2: the tracer skips getuid (orig_rax or orig_eax = -1). */
+	syslet_atom_init(&a[0], NR_GETUID, 0, &o->r2[0], &a[1], 0);
 	syslet_atom_init(&a[1], SYS_getpid, 0, &o->r2[1], NULL, 0);
 	o->done[1] = atom_idx(async_exec(a, &ahu), a);
 	/* Chain 3: the tracer makes getgid return 4242. */
-	syslet_atom_init(&a[0], SYS_getgid, 0, &o->r3[0], NULL, 0);
+	syslet_atom_init(&a[0], NR_GETGID, 0, &o->r3[0], NULL, 0);
 	o->done[2] = atom_idx(async_exec(a, &ahu), a);
 	_exit(0);
 }
@@ -79,8 +105,8 @@ struct stop {
 	int exec;		/* which async_exec() call (1..3) */
 	int entry;
 	long long nr;		/* entry: orig_rax; exit: the entry's nr */
-	unsigned long long args[6];
-	long long orig_rax, rax;
+	unsigned long args[6];	/* the argument registers, as the call sees them */
+	long long orig_rax, rax;	/* orig_eax, eax in a 32-bit build */
 };
 
 static struct stop stops[64];
@@ -143,13 +169,13 @@ static void trace_atoms(void)
 				s->exec = exec;
 				s->entry = 1;
 				s->nr = info.entry.nr;
-				long long args[6] = SF_REG_ARGS(regs);
+				unsigned long args[6] = SF_REG_ARGS(regs);
 
 				s->orig_rax = SF_REG_NR(regs);
 				s->rax = SF_REG_RET(regs);
 				memcpy(s->args, args, sizeof(args));
 			}
-			if (exec == 2 && info.entry.nr == SYS_getuid) {
+			if (exec == 2 && info.entry.nr == NR_GETUID) {
 				SF_REG_NR(regs) = -1;
 				ptrace(PTRACE_SETREGS, pid, 0, &regs);
 			}
@@ -171,7 +197,7 @@ static void trace_atoms(void)
 				s->orig_rax = SF_REG_NR(regs);
 				s->rax = SF_REG_RET(regs);
 			}
-			if (exec == 3 && nr == SYS_getgid) {
+			if (exec == 3 && nr == NR_GETGID) {
 				SF_REG_RET(regs) = 4242;
 				ptrace(PTRACE_SETREGS, pid, 0, &regs);
 			}
@@ -203,9 +229,13 @@ static void trace_atoms(void)
 				const u64 lseek_args[3] = { a_fd, a_off, a_whence };
 				const u64 *want_args = k / 2 == 1 ? lseek_args : m_args;
 
+				/*
+				 * An i386 call gets the low halves of the
+				 * atom's u64 arguments in 32-bit registers.
+				 */
 				args &= s->orig_rax == chain1_nr[k / 2];
 				for (int j = 0; j < chain1_nargs[k / 2]; j++)
-					args &= s->args[j] == want_args[j];
+					args &= s->args[j] == (unsigned long)want_args[j];
 			} else {
 				rets &= s->rax == want[k / 2] && o->r1[k / 2] == want[k / 2];
 			}
@@ -214,16 +244,18 @@ static void trace_atoms(void)
 		seq &= k == 8;
 		sf_ok(seq, "ptrace: an entry and an exit stop for each of the 4 atoms (%d stops in chain 1)",
 		      k);
-		sf_ok(seq && args, "ptrace: orig_rax and rdi, rsi, rdx, r10, r8, r9 at each entry stop are the atom's");
+		sf_ok(seq && args, "ptrace: " REG_NR " and " REG_ARGS " at each entry stop are the atom's");
 		sf_ok(seq && rets && o->done[0] == 3,
-		      "ptrace: rax at each exit stop is the atom's result (%lld %lld %lld %lld)",
+		      "ptrace: " REG_RET " at each exit stop is the atom's result (%lld %lld %lld %lld)",
 		      o->r1[0], o->r1[1], o->r1[2], o->r1[3]);
 	}
 	sf_ok(o->r2[0] == -ENOSYS && o->r2[1] == pid && o->done[1] == 1,
-	      "ptrace: orig_rax = -1 at the entry stop skips the atom: -ENOSYS (%lld), the next one runs",
+	      "ptrace: " REG_NR " = -1 at the entry stop skips the atom: -ENOSYS (%lld), the next one runs",
 	      o->r2[0]);
+	if (o->r2[0] == (unsigned int)-ENOSYS)
+		tl_diag("ptrace: that is -ENOSYS zero-extended from 32 bits: eax as the tracer's PTRACE_SETREGS wrote it back");
 	sf_ok(o->r3[0] == 4242 && o->done[2] == 0,
-	      "ptrace: rax = 4242 at the exit stop is the atom's stored result (%lld)", o->r3[0]);
+	      "ptrace: " REG_RET " = 4242 at the exit stop is the atom's stored result (%lld)", o->r3[0]);
 	if (nr_stops == 0)
 		tl_diag("ptrace: no stop inside async_exec() at all");
 }
@@ -416,13 +448,56 @@ static void five_atoms(void)
 	async_exec(five, &ahu);
 }
 
+/*
+ * A counter of raw_syscalls:@event (sys_enter, sys_exit) for system call
+ * @nr of this process's ABI only; -1 if it cannot be set up.
+ */
+static int raw_syscall_counter(const char *event, long nr)
+{
+	char path[64], filter[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "raw_syscalls/%s", event);
+	snprintf(filter, sizeof(filter), "id == %ld", nr);
+	fd = tl_tracepoint_counter(path);
+	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter)) {
+		tl_diag("%s: filter \"%s\": %s", path, filter, strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * A 32-bit process on the x86-64 kernel: the syscalls:sys_{enter,exit}_*
+ * events ignore its system calls, direct or not
+ * (ARCH_TRACE_IGNORE_COMPAT_SYSCALLS). The raw_syscalls events see them,
+ * with the i386 number as id.
+ */
+static int compat_tracepoints(void)
+{
+	struct utsname u;
+
+	return sizeof(long) == 4 && uname(&u) == 0 && !strcmp(u.machine, "x86_64");
+}
+
 static void tracepoints(void)
 {
-	int fd_enter = tl_tracepoint_counter("syscalls/sys_enter_getppid");
-	int fd_exit = tl_tracepoint_counter("syscalls/sys_exit_getppid");
+	int compat = compat_tracepoints();
+	const char *ev_enter = compat ? "raw_syscalls:sys_enter id == getppid" :
+					"syscalls:sys_enter_getppid";
+	int fd_enter, fd_exit;
 	long long direct, chain, chain_exit;
 
-	sf_ok(fd_enter >= 0, "syscalls:sys_enter_getppid counter opened");
+	if (compat) {
+		tl_diag("32-bit process on the x86-64 kernel: syscalls:sys_enter_* ignore its system calls, counted with raw_syscalls:sys_enter instead");
+		fd_enter = raw_syscall_counter("sys_enter", __NR_getppid);
+		fd_exit = raw_syscall_counter("sys_exit", __NR_getppid);
+	} else {
+		fd_enter = tl_tracepoint_counter("syscalls/sys_enter_getppid");
+		fd_exit = tl_tracepoint_counter("syscalls/sys_exit_getppid");
+	}
+	sf_ok(fd_enter >= 0, "%s counter opened", ev_enter);
 	for (int i = 0; i < 5; i++)
 		syslet_atom_init(&five[i], SYS_getppid, 0, &five_r[i],
 				 i < 4 ? &five[i + 1] : NULL, 0);
@@ -434,11 +509,25 @@ static void tracepoints(void)
 	      "tracepoint: a chain of 5 getppid atoms counts 5 (%lld)", chain);
 	if (fd_exit >= 0) {
 		chain_exit = counted(fd_exit, five_atoms);
-		tl_diag("syscalls:sys_exit_getppid for the chain: %lld", chain_exit);
+		tl_diag("%s for the chain: %lld",
+			compat ? "raw_syscalls:sys_exit id == getppid" :
+				 "syscalls:sys_exit_getppid", chain_exit);
 		close(fd_exit);
 	}
 	if (fd_enter >= 0)
 		close(fd_enter);
+	if (compat) {
+		/* The atoms are compat calls there too: ignored like direct ones. */
+		int fd = tl_tracepoint_counter("syscalls/sys_enter_getppid");
+
+		direct = counted(fd, five_getppid);
+		chain = counted(fd, five_atoms);
+		sf_ok(fd >= 0 && chain == direct,
+		      "tracepoint: syscalls:sys_enter_getppid treats the atoms as the direct compat calls (direct %lld, chain %lld)",
+		      direct, chain);
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 /* ---- 4: no return into the head's frame --------------------------------- */
@@ -466,13 +555,21 @@ static void *x_main(void *arg)
 	return NULL;
 }
 
-/* A system call that touches no TLS (errno) on its way back. */
+/*
+ * A system call that touches no TLS (errno) on its way back. i386: int
+ * $0x80, not the vDSO's entry, which glibc finds through %gs.
+ */
 static inline long raw_syscall2(long nr, long a, long b)
 {
 	long r;
 
+#ifdef __x86_64__
 	__asm__ volatile("syscall" : "=a"(r) : "0"(nr), "D"(a), "S"(b)
 			 : "rcx", "r11", "memory");
+#else
+	__asm__ volatile("int $0x80" : "=a"(r) : "0"(nr), "b"(a), "c"(b)
+			 : "memory");
+#endif
 	return r;
 }
 
@@ -621,29 +718,42 @@ static void unregister_child(void *arg)
 
 /* ---- 10b: umem_add ----------------------------------------------------- */
 
+/*
+ * umem_add() as a raw system call, -1/errno. The i386 entry takes the
+ * 64-bit increment in two registers, the low half first.
+ */
+static long sys_umem_add(void *uptr, u64 inc)
+{
+#ifdef __i386__
+	return syscall(__NR_umem_add, uptr, (unsigned long)inc, (unsigned long)(inc >> 32));
+#else
+	return syscall(__NR_umem_add, uptr, inc);
+#endif
+}
+
 static void umem(void)
 {
-	static u64 v, a_ptr, a_inc;
+	static u64 v, a_ptr, a_inc, a_inc_hi;
 	struct syslet_uatom a[2];
 	static long long r[2];
 	long ret;
 
 	v = 0;
-	ret = syscall(__NR_umem_add, &v, 0ULL);
+	ret = sys_umem_add(&v, 0ULL);
 	sf_ok(ret == 0 && v == 0, "umem_add: to 0 returns 0 (%ld)", ret);
 	v = 7;
-	ret = syscall(__NR_umem_add, &v, 3ULL);
+	ret = sys_umem_add(&v, 3ULL);
 	sf_ok(ret == 1 && v == 10, "umem_add: 7 + 3 returns 1, stores 10 (%ld, %llu)", ret, v);
 	v = -10ULL;
 	errno = 0;
-	ret = syscall(__NR_umem_add, &v, 5ULL);
+	ret = sys_umem_add(&v, 5ULL);
 	sf_ok(ret == 1 && v == -5ULL,
 	      "umem_add: to 2^64 - 5 returns 1, not an errno (%ld, errno %d)", ret, errno);
 	v = 5;
-	ret = syscall(__NR_umem_add, &v, -5ULL);
+	ret = sys_umem_add(&v, -5ULL);
 	sf_ok(ret == 0 && v == 0, "umem_add: 5 - 5 returns 0 (%ld)", ret);
 	errno = 0;
-	ret = syscall(__NR_umem_add, (void *)0x10, 1ULL);
+	ret = sys_umem_add((void *)0x10, 1ULL);
 	sf_ok(ret == -1 && errno == EFAULT, "umem_add: bad pointer: -1/EFAULT (%ld/%d)",
 	      ret, errno);
 
@@ -651,9 +761,11 @@ static void umem(void)
 	v = -10ULL;
 	a_ptr = (uintptr_t)&v;
 	a_inc = 5;
+	a_inc_hi = a_inc >> 32;
 	r[0] = r[1] = -999;
-	syslet_atom_init(&a[0], __NR_umem_add, SYSLET_STOP_ON_NEGATIVE, &r[0], &a[1], 2,
-			 &a_ptr, &a_inc);
+	/* A 32-bit process passes the increment as two halves, as above. */
+	syslet_atom_init(&a[0], __NR_umem_add, SYSLET_STOP_ON_NEGATIVE, &r[0], &a[1],
+			 sizeof(long) == 4 ? 3 : 2, &a_ptr, &a_inc, &a_inc_hi);
 	syslet_atom_init(&a[1], SYS_getpid, 0, &r[1], NULL, 0);
 	sf_ok(async_exec(a, &ahu) == &a[1] && r[0] == 1 && r[1] == getpid() && v == -5ULL,
 	      "umem_add atom: 1 in ret_ptr, the chain goes on (%lld)", r[0]);
