@@ -238,7 +238,13 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 			regs->ax = syslet_call(regs, nr, ia32);
 	}
 	syscall_exit_work_nested(regs);
-	ret = regs->ax;
+	/*
+	 * An i386 call's result is what the 32-bit process sees in %eax: a
+	 * 32-bit tracer writes it back zero-extended (putreg32()), so read
+	 * it sign-extended, as syscall_get_error() does and as an i386
+	 * kernel stores it.
+	 */
+	ret = ia32 ? (long)(int)regs->ax : (long)regs->ax;
 	*regs = *frame;
 
 	/* Restart codes must not reach user space: the chain is not restarted. */
