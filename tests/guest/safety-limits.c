@@ -329,8 +329,14 @@ static void memcg(void *arg)
 	sf_ok(sum.ok == all && !sum.enomem && !sum.other && !killed,
 	      "no limit: all %d heads register (%d, %d ENOMEM, %d other, %d killed)", all,
 	      sum.ok, sum.enomem, sum.other, killed);
-	sf_ok(grew >= all * 128LL, "and are charged to the cgroup: +%lld bytes (>= %d)",
-	      grew, all * 128);
+	/*
+	 * At least 64 bytes a head: a kernel head is a kmalloc-96 object on
+	 * i386 and larger on x86-64; memory.current moves in pages through
+	 * the per-CPU charge stock, so only a lower bound is stable. Without
+	 * the charge it would not grow at all.
+	 */
+	sf_ok(grew >= all * 64LL, "and are charged to the cgroup: +%lld bytes (>= %d)",
+	      grew, all * 64);
 
 	/*
 	 * 256 KiB of room: the charges fail at the limit, and the cgroup's
