@@ -63,7 +63,6 @@ struct req {
 	unsigned long long args[4];
 	long long ret;
 	struct aiocb *cb;		/* also aiocb64: the same layout */
-	int op;				/* LIO_READ, LIO_WRITE, or O_SYNC/O_DSYNC */
 	int exclusive;			/* runs alone on its descriptor */
 	enum req_state state;
 	int error;			/* EINPROGRESS until done */
@@ -455,7 +454,6 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group)
 	if (!r)
 		return EAGAIN;
 	r->cb = cb;
-	r->op = op;
 	r->sev = cb->aio_sigevent;
 	r->error = EINPROGRESS;
 	r->args[0] = (uint64_t)cb->aio_fildes;
