@@ -13,10 +13,11 @@
  * namespace's child reaper, the AMX permission), start time, children and
  * every thread of each child, signal mask, thread-directed pending
  * signals, sigaltstack, pdeath_signal, robust futex lists,
- * clear_child_tid, set_child_tid, rseq, the threadlet area, comm and timer
- * slack. The TLS bases are moved by the arch code
- * (arch/x86/kernel/threadlet.c); FPU control state by the user library's
- * trampoline.
+ * clear_child_tid, set_child_tid, rseq, the threadlet area, comm, timer
+ * slack, and what security modules key on the thread (Yama's ptrace
+ * relations, through security_task_handoff()). The TLS bases are moved
+ * by the arch code (arch/x86/kernel/threadlet.c); FPU control state by the
+ * user library's trampoline.
  *
  * Compared (threadlet_check_identity() and arch_threadlet_check()):
  * credentials by content, seccomp, no_new_privs, audit ids and whether the
@@ -24,7 +25,8 @@
  * fs_struct, file table; scheduling policy, nice, affinity, ioprio,
  * uclamp, core cookie, mempolicy; personality, per-thread prctl flags and
  * PF_ bits, CPU-time timers, syscall user dispatch, uretprobes, io_uring's
- * task context, an rseq critical section in progress; and the arch state
+ * task context, an rseq critical section in progress, task work queued
+ * for either; and the arch state
  * (GDT TLS entries, selectors, I/O permissions, PKRU, CPUID and TSC
  * faulting, L1D flushing, the spare's 64-bit return frame).
  *
@@ -48,6 +50,7 @@
 #include <linux/cgroup.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
+#include <linux/security.h>
 #include <linux/sched/rt.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
@@ -283,6 +286,18 @@ static int threadlet_check_task(struct task_struct *a, struct task_struct *b)
 		return THREADLET_FB_TASK;
 #endif
 	if (threadlet_in_rseq_cs(a))
+		return THREADLET_FB_TASK;
+	/*
+	 * Work queued for a task runs when that task returns to user space:
+	 * handed off, the head's would run in the cache-miss thread. Work
+	 * another task queues for this one (a session keyring for the
+	 * parent, KEYCTL_SESSION_TO_PARENT) names the thread that should
+	 * see its effect. No work can be queued between this test and the
+	 * swap: the head is current, the spare sleeps parked, io_uring's
+	 * targets fell back above, and keyctl refuses a target that has
+	 * other threads, which both have.
+	 */
+	if (READ_ONCE(a->task_works) || READ_ONCE(b->task_works))
 		return THREADLET_FB_TASK;
 	return 0;
 }
@@ -555,6 +570,7 @@ out:
 	if (ret)
 		return ret;
 	swap_comm(head, spare);
+	security_task_handoff(head, spare);
 	rseq_set_notify_resume(head);
 	rseq_set_notify_resume(spare);
 	return 0;
