@@ -8,6 +8,8 @@
 #                      (lockdep, KASAN, UBSAN, kmemleak...: config/debug.config)
 #   make bench-micro   threadlet micro-benchmark, -icount and wall modes
 #   make kernel | user | image | clean | distclean
+#   make install | uninstall   libthreadlet, headers, .pc, man pages
+#              (DESTDIR, PREFIX=/usr/local, LIBDIR, INCLUDEDIR, UAPI_INCLUDEDIR, MANDIR)
 #
 # Every target first runs scripts/install-deps.sh (apt-get, idempotent).
 
@@ -31,6 +33,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
+.PHONY: install uninstall
 .PHONY: all deps kernel kernel-debug kernel-i386 image-i386 prepare user user32 tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
@@ -142,6 +145,28 @@ $(TBIN)/%: user/examples/%.c $(LIBTL) | deps
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
 
 tests: user user32 $(GUEST_TESTS) $(GUEST32) $(GUEST_M32) $(EXAMPLES)
+
+# --- installing -----------------------------------------------------------------
+# The library, its headers and .pc files (user/Makefile), and the man pages.
+# PREFIX and MANDIR default here, the other directories in user/Makefile.
+PREFIX   ?= /usr/local
+MANDIR   ?= $(PREFIX)/share/man
+INSTVARS := DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" \
+	    $(foreach v,LIBDIR INCLUDEDIR UAPI_INCLUDEDIR PKGCONFIGDIR,$(if $($(v)),$(v)="$($(v))"))
+MANPAGES := $(wildcard man/man[237]/*.[237])
+
+install: user
+	@$(MAKE) -s -C user O=$(B)/user $(INSTVARS) install
+	@for p in $(MANPAGES); do \
+		s=$${p##*.}; install -d "$(DESTDIR)$(MANDIR)/man$$s" && \
+		install -m 644 "$$p" "$(DESTDIR)$(MANDIR)/man$$s/" || exit 1; \
+	done
+
+uninstall:
+	@$(MAKE) -s -C user O=$(B)/user $(INSTVARS) uninstall
+	@for p in $(MANPAGES); do \
+		rm -f "$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}"; \
+	done
 
 # --- guest image --------------------------------------------------------------
 image: deps tests
