@@ -10,6 +10,7 @@
 #   make kernel | user | image | clean | distclean
 #   make install | uninstall   libthreadlet, headers, .pc, man pages
 #              (DESTDIR, PREFIX=/usr/local, LIBDIR, INCLUDEDIR, UAPI_INCLUDEDIR, MANDIR)
+#   make man-lint   groff -ww and mandoc -Tlint on every man page
 #
 # Every target first runs scripts/install-deps.sh (apt-get, idempotent).
 
@@ -33,7 +34,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
-.PHONY: install uninstall
+.PHONY: install uninstall man-lint
 .PHONY: all deps kernel kernel-debug kernel-i386 image-i386 prepare user user32 tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
@@ -158,8 +159,9 @@ MANPAGES := $(wildcard man/man[237]/*.[237])
 install: user
 	@$(MAKE) -s -C user O=$(B)/user $(INSTVARS) install
 	@for p in $(MANPAGES); do \
-		s=$${p##*.}; install -d "$(DESTDIR)$(MANDIR)/man$$s" && \
-		install -m 644 "$$p" "$(DESTDIR)$(MANDIR)/man$$s/" || exit 1; \
+		d="$(DESTDIR)$(MANDIR)/man$${p##*.}"; install -d "$$d" || exit 1; \
+		if [ -L "$$p" ]; then ln -sf "$$(readlink "$$p")" "$$d/$${p##*/}"; \
+		else install -m 644 "$$p" "$$d/"; fi || exit 1; \
 	done
 
 uninstall:
@@ -167,6 +169,9 @@ uninstall:
 	@for p in $(MANPAGES); do \
 		rm -f "$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}"; \
 	done
+
+man-lint: deps
+	@scripts/man-lint.sh
 
 # --- guest image --------------------------------------------------------------
 image: deps tests
