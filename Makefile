@@ -11,6 +11,7 @@
 #   make install | uninstall   libthreadlet, headers, .pc, man pages
 #              (DESTDIR, PREFIX=/usr/local, LIBDIR, INCLUDEDIR, UAPI_INCLUDEDIR, MANDIR)
 #   make man-lint   groff -ww and mandoc -Tlint on every man page
+#   make install-check   install into a temporary DESTDIR, build against it
 #
 # Every target first runs scripts/install-deps.sh (apt-get, idempotent).
 
@@ -34,7 +35,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
-.PHONY: install uninstall man-lint
+.PHONY: install uninstall man-lint install-check
 .PHONY: all deps kernel kernel-debug kernel-i386 image-i386 prepare user user32 tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
@@ -172,6 +173,11 @@ uninstall:
 
 man-lint: deps
 	@scripts/man-lint.sh
+
+# Installs into a temporary DESTDIR and builds programs against it with
+# pkg-config, shared and static; they stay in build/install-check/.
+install-check: user user32
+	@BUILD=$(B) tests/install-check.sh
 
 # --- guest image --------------------------------------------------------------
 image: deps tests

@@ -6,10 +6,13 @@
 # (user/lib/libthreadlet.map) has a section 3 page and every system call
 # (threadlet.h's __NR_*) a section 2 page. Prints what is wrong and exits
 # 1, or prints nothing and exits 0.
+#
+# Usage: scripts/man-lint.sh [MANDIR]   (default: the repository's man/;
+# an installed MANDIR is checked the same way, links included)
 set -uo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-cd "$REPO/man" || exit 1
+cd "${1:-$REPO/man}" || exit 1
 bad=0
 err() { echo "man-lint: $*"; bad=1; }
 
