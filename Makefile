@@ -12,6 +12,9 @@
 #              (DESTDIR, PREFIX=/usr/local, LIBDIR, INCLUDEDIR, UAPI_INCLUDEDIR, MANDIR)
 #   make man-lint   groff -ww and mandoc -Tlint on every man page
 #   make install-check   install into a temporary DESTDIR, build against it
+#   make deb     Debian packages libthreadlet1, libthreadlet-aio1, libthreadlet-dev
+#                in build/deb/ (dpkg-deb, then lintian); make deb-check installs
+#                them into a scratch root and builds against them
 #
 # Every target first runs scripts/install-deps.sh (apt-get, idempotent).
 
@@ -35,7 +38,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
-.PHONY: install uninstall man-lint install-check
+.PHONY: install uninstall man-lint install-check deb deb-check
 .PHONY: all deps kernel kernel-debug kernel-i386 image-i386 prepare user user32 tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
@@ -178,6 +181,12 @@ man-lint: deps
 # pkg-config, shared and static; they stay in build/install-check/.
 install-check: user user32
 	@BUILD=$(B) tests/install-check.sh
+
+deb: deps
+	@BUILD=$(B) scripts/mkdeb.sh
+
+deb-check: deps
+	@BUILD=$(B) tests/deb-check.sh
 
 # --- guest image --------------------------------------------------------------
 image: deps tests

@@ -94,5 +94,15 @@ while read -r verdict what; do
 	esac
 done < <(BUILD=$B "$HERE/install-check.sh")
 
+# 6. make deb: the packages, lintian, dpkg -i into a scratch root, a
+# program built against them.
+while read -r verdict what; do
+	case "$verdict" in
+	PASS) count "$what" 0 ;;
+	FAIL) count "$what" 1 ;;
+	*) echo "$verdict $what" ;;
+	esac
+done < <(BUILD=$B "$HERE/deb-check.sh")
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
