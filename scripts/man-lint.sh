@@ -46,12 +46,15 @@ for p in $pages; do
 done
 
 # Coverage: the library's exports (not its private __ ABI) and the calls.
-for f in $(sed -n 's/^[[:space:]]*\([a-z][a-z0-9_]*\);$/\1/p' \
-	   "$REPO/user/lib/libthreadlet.map"); do
+funcs=$(sed -n 's/^[[:space:]]*\([a-z][a-z0-9_]*\);$/\1/p' "$REPO/user/lib/libthreadlet.map")
+calls=$(sed -En 's/^#[[:space:]]*define[[:space:]]+__NR_([a-z0-9_]+)[[:space:]].*/\1/p' \
+	"$REPO/user/include/threadlet.h" | sort -u)
+[ -n "$funcs" ] || err "no functions found in user/lib/libthreadlet.map"
+[ -n "$calls" ] || err "no __NR_ definitions found in user/include/threadlet.h"
+for f in $funcs; do
 	[ -e "man3/$f.3" ] || err "no man3/$f.3 for libthreadlet's $f"
 done
-for f in $(sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]].*/\1/p' \
-	   "$REPO/user/include/threadlet.h"); do
+for f in $calls; do
 	[ -e "man2/$f.2" ] || err "no man2/$f.2 for system call $f"
 done
 exit $bad
