@@ -8,6 +8,13 @@
 #                      (lockdep, KASAN, UBSAN, kmemleak...: config/debug.config)
 #   make bench-micro   threadlet micro-benchmark, -icount and wall modes
 #   make kernel | user | image | clean | distclean
+#   make install | uninstall   libthreadlet, headers, .pc, man pages
+#              (DESTDIR, PREFIX=/usr/local, LIBDIR, INCLUDEDIR, UAPI_INCLUDEDIR, MANDIR)
+#   make man-lint   groff -ww and mandoc -Tlint on every man page
+#   make install-check   install into a temporary DESTDIR, build against it
+#   make deb     Debian packages libthreadlet1, libthreadlet-aio1, libthreadlet-dev
+#                in build/deb/ (dpkg-deb, then lintian); make deb-check installs
+#                them into a scratch root and builds against them
 #
 # Every target first runs scripts/install-deps.sh (apt-get, idempotent).
 
@@ -31,6 +38,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
+.PHONY: install uninstall man-lint install-check deb deb-check
 .PHONY: all deps kernel kernel-debug kernel-i386 image-i386 prepare user user32 tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
@@ -142,6 +150,43 @@ $(TBIN)/%: user/examples/%.c $(LIBTL) | deps
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
 
 tests: user user32 $(GUEST_TESTS) $(GUEST32) $(GUEST_M32) $(EXAMPLES)
+
+# --- installing -----------------------------------------------------------------
+# The library, its headers and .pc files (user/Makefile), and the man pages.
+# PREFIX and MANDIR default here, the other directories in user/Makefile.
+PREFIX   ?= /usr/local
+MANDIR   ?= $(PREFIX)/share/man
+INSTVARS := DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" \
+	    $(foreach v,LIBDIR INCLUDEDIR UAPI_INCLUDEDIR PKGCONFIGDIR,$(if $($(v)),$(v)="$($(v))"))
+MANPAGES := $(wildcard man/man[237]/*.[237])
+
+install: user
+	@$(MAKE) -s -C user O=$(B)/user $(INSTVARS) install
+	@for p in $(MANPAGES); do \
+		d="$(DESTDIR)$(MANDIR)/man$${p##*.}"; install -d "$$d" || exit 1; \
+		if [ -L "$$p" ]; then ln -sf "$$(readlink "$$p")" "$$d/$${p##*/}"; \
+		else install -m 644 "$$p" "$$d/"; fi || exit 1; \
+	done
+
+uninstall:
+	@$(MAKE) -s -C user O=$(B)/user $(INSTVARS) uninstall
+	@for p in $(MANPAGES); do \
+		rm -f "$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}"; \
+	done
+
+man-lint: deps
+	@scripts/man-lint.sh
+
+# Installs into a temporary DESTDIR and builds programs against it with
+# pkg-config, shared and static; they stay in build/install-check/.
+install-check: user user32
+	@BUILD=$(B) tests/install-check.sh
+
+deb: deps
+	@BUILD=$(B) scripts/mkdeb.sh
+
+deb-check: deps
+	@BUILD=$(B) tests/deb-check.sh
 
 # --- guest image --------------------------------------------------------------
 image: deps tests

@@ -80,5 +80,29 @@ count "kernels are not rebuilt when nothing changed" $?
 "$HERE/../scripts/checkpatch.sh" > "$B/logs/checkpatch.log" 2>&1
 count "checkpatch.pl is clean on our kernel files and patches" $?
 
+# 5. The man pages lint clean (groff -ww, mandoc -Tlint, man -l); the
+# library installs into a temporary DESTDIR, and programs build against
+# it with pkg-config, shared and static (one PASS or FAIL line per check;
+# the programs stay in build/install-check/).
+"$HERE/../scripts/man-lint.sh" > "$B/logs/man-lint.log" 2>&1
+count "man pages lint clean (groff -ww, mandoc -Tlint, man -l)" $?
+while read -r verdict what; do
+	case "$verdict" in
+	PASS) count "$what" 0 ;;
+	FAIL) count "$what" 1 ;;
+	*) echo "$verdict $what" ;;
+	esac
+done < <(BUILD=$B "$HERE/install-check.sh")
+
+# 6. make deb: the packages, lintian, dpkg -i into a scratch root, a
+# program built against them.
+while read -r verdict what; do
+	case "$verdict" in
+	PASS) count "$what" 0 ;;
+	FAIL) count "$what" 1 ;;
+	*) echo "$verdict $what" ;;
+	esac
+done < <(BUILD=$B "$HERE/deb-check.sh")
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
