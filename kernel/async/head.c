@@ -350,15 +350,26 @@ int async_post(struct async_head *head, u64 event, bool wait)
 	if (!ret && put_user(event, slot))
 		ret = -EFAULT;
 	if (!ret) {
-		/* The slot must be visible before the index that publishes it. */
-		smp_wmb();
-		if (put_user(head->kidx + 1, &ahu->kernel_ring_idx))
+		u64 next = head->kidx + 1;
+
+		/*
+		 * The slot, then our count, then the index that publishes
+		 * them. A consumer that sees the index may pop the event and
+		 * call async_wait() with that index at once, on another CPU;
+		 * async_wait() takes an index above head->kidx for a bad one.
+		 * A waiter that sees the count before the index only returns
+		 * early; the wake-up comes after both.
+		 */
+		smp_wmb();	/* the slot before the count */
+		WRITE_ONCE(head->kidx, next);
+		smp_wmb();	/* the count before the index; async_wait() */
+		if (put_user(next, &ahu->kernel_ring_idx)) {
+			WRITE_ONCE(head->kidx, next - 1);
 			ret = -EFAULT;
+		}
 	}
-	if (!ret) {
-		WRITE_ONCE(head->kidx, head->kidx + 1);
+	if (!ret)
 		trace_threadlet_post(current, event, head->kidx);
-	}
 	mutex_unlock(&head->post_lock);
 	/*
 	 * Every caller parks right after posting, so a waiting head may as
@@ -405,6 +416,11 @@ SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,
 	if (!head)
 		return -EINVAL;
 	ret = -EINVAL;
+	/*
+	 * Pairs with the barrier between async_post()'s count and index: an
+	 * index the caller read from kernel_ring_idx is not above the count.
+	 */
+	smp_rmb();
 	if (min_wait_events > (unsigned long)head->ring_mask + 1 ||
 	    user_ring_idx > READ_ONCE(head->kidx))
 		goto out;
