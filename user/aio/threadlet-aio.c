@@ -300,29 +300,19 @@ static void req_start(struct req *r)
  * blocked here, so that notifications reach the application's threads
  * and async_wait() is not interrupted.
  *
- * It waits for "2 completions past aio_ring_idx - 1", not "1 past
- * aio_ring_idx" (the same condition): the kernel's async_post() stores
- * the ring index it shows user space before its own count (head->kidx),
- * and async_wait() fails with EINVAL for an index above its own count.
- * Having popped the event that one post just published, the reaper could
- * come to async_wait() in between with an index one above head->kidx
- * (seen under fio at iodepth 32: the reaper got EINVAL and ended, and
- * every request that went async after it stayed EINPROGRESS for good).
- * One below what was popped is never above head->kidx: posts are
- * serialized, so the published index is at most one ahead of it.
- *
  * Nothing here unregisters the head while the process runs, so the
  * reaper never ends: without it every async request would hang. An
- * unexpected error is retried after a pause instead.
+ * unexpected error is retried after a pause. (Kernels before the fix of
+ * async_post()'s order could fail async_wait() with EINVAL for the index
+ * of an event just popped; the reaper ended then, under fio at iodepth
+ * 32, and every later request stayed EINPROGRESS.)
  */
 static void *reaper(void *arg)
 {
 	(void)arg;
 	for (;;) {
 		struct syslet_uatom *a;
-		long ret = aio_ring_idx ?
-			async_wait(2, aio_ring_idx - 1, &aio_ahu) :
-			async_wait(1, 0, &aio_ahu);
+		long ret = async_wait(1, aio_ring_idx, &aio_ahu);
 
 		if (ret < 0 && ret != -EINTR) {
 			struct timespec ts = { 0, 10 * 1000 * 1000 };
