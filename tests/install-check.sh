@@ -107,6 +107,10 @@ static() {	# static <binary>: built, and NEEDs nothing
 	[ -f "$W/$1" ] && ! readelf -d "$W/$1" | grep -q NEEDED
 }
 EX=$REPO/user/examples/syslet_file.c
+# threadlet.h after headers that number the system calls, spelled otherwise.
+printf '#define __NR_threadlet_register (451)\n#define __NR_umem_add (0 + 458)\n#include <threadlet.h>\nint main(void) { return __NR_async_exec != 457; }\n' > "$W/nr-first.c"
+check "threadlet.h builds after headers that define its __NR_* (-Werror)" \
+	build nr-first "$LIB/pkgconfig" threadlet "$W/nr-first.c" -Wall -Werror -c
 AIO=$REPO/tests/guest/aio-basic.c
 check "syslet_file, shared: cc \$(pkg-config --cflags --libs threadlet)" \
 	build syslet_file-shared "$LIB/pkgconfig" threadlet "$EX"

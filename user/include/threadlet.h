@@ -29,17 +29,34 @@ extern "C" {
 #endif
 
 /*
- * System call numbers, the same on x86-64 and i386. i386 has no
- * async_exec and umem_add: syslet atoms name x86-64 system calls.
+ * System call numbers, the same on x86-64 and i386 (a 32-bit process's
+ * syslet atoms name i386 system calls). Each is defined only if not yet
+ * defined, so that kernel headers that have them can come first.
  */
+#ifndef __NR_threadlet_register
 #define __NR_threadlet_register	451
+#endif
+#ifndef __NR_threadlet_on
 #define __NR_threadlet_on	452
+#endif
+#ifndef __NR_threadlet_off
 #define __NR_threadlet_off	453
+#endif
+#ifndef __NR_async_register
 #define __NR_async_register	454
+#endif
+#ifndef __NR_async_thread
 #define __NR_async_thread	455
-#define __NR_async_wait		456
-#define __NR_async_exec		457
-#define __NR_umem_add		458
+#endif
+#ifndef __NR_async_wait
+#define __NR_async_wait	456
+#endif
+#ifndef __NR_async_exec
+#define __NR_async_exec	457
+#endif
+#ifndef __NR_umem_add
+#define __NR_umem_add	458
+#endif
 
 /*
  * Set up @ahu: a ring of @ring_entries (a power of two) completions and an
