@@ -16,6 +16,19 @@ count() {	# count <name> <status>
 	fi
 }
 
+# count_lines <script>: counts each "PASS ..."/"FAIL ..." line the script
+# prints (with BUILD set); other lines pass through.
+count_lines() {
+	local verdict what
+	while read -r verdict what; do
+		case "$verdict" in
+		PASS) count "$what" 0 ;;
+		FAIL) count "$what" 1 ;;
+		*) echo "$verdict $what" ;;
+		esac
+	done < <(BUILD=$B "$1")
+}
+
 # guest_run <what> <name> [run-qemu args]: one boot; each guest test is
 # one result, and a kernel report, a crash or a timeout one more.
 guest_run() {
@@ -47,13 +60,7 @@ BUILD=$B KERNEL=$B/kobj-i386/arch/x86/boot/bzImage INITRD=$B/i386/initramfs.cpio
 
 # The Open POSIX AIO tests against libthreadlet-aio, and glibc's beside
 # them, in one more boot (a SKIP line when ../shared is absent).
-while read -r verdict what; do
-	case "$verdict" in
-	PASS) count "$what" 0 ;;
-	FAIL) count "$what" 1 ;;
-	*) echo "$verdict $what" ;;
-	esac
-done < <(BUILD=$B "$HERE/posix-aio.sh")
+count_lines "$HERE/posix-aio.sh"
 
 # 2. The runner must fail each of these runs, for the right reason.
 expect_fail() {	# expect_fail <name> <expected exit> <run-qemu args...>
@@ -86,23 +93,11 @@ count "checkpatch.pl is clean on our kernel files and patches" $?
 # the programs stay in build/install-check/).
 "$HERE/../scripts/man-lint.sh" > "$B/logs/man-lint.log" 2>&1
 count "man pages lint clean (groff -ww, mandoc -Tlint, man -l)" $?
-while read -r verdict what; do
-	case "$verdict" in
-	PASS) count "$what" 0 ;;
-	FAIL) count "$what" 1 ;;
-	*) echo "$verdict $what" ;;
-	esac
-done < <(BUILD=$B "$HERE/install-check.sh")
+count_lines "$HERE/install-check.sh"
 
 # 6. make deb: the packages, lintian, dpkg -i into a scratch root, a
 # program built against them.
-while read -r verdict what; do
-	case "$verdict" in
-	PASS) count "$what" 0 ;;
-	FAIL) count "$what" 1 ;;
-	*) echo "$verdict $what" ;;
-	esac
-done < <(BUILD=$B "$HERE/deb-check.sh")
+count_lines "$HERE/deb-check.sh"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -14,19 +14,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 B=${BUILD:-$REPO/build}
 W=$B/deb-check
-fails=0
-
-check() {	# check <what> <command...>
-	local what=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		echo "PASS deb: $what"
-	else
-		echo "FAIL deb: $what"
-		[ -z "$out" ] || echo "$out" | sed 's/^/# /' | head -n 20
-		fails=$((fails + 1))
-	fi
-}
+CHECK_PREFIX=deb
+. "$HERE/checklib.sh"
 
 rm -rf "$W"
 mkdir -p "$W"

@@ -18,19 +18,8 @@ B=${BUILD:-$REPO/build}
 W=$B/install-check
 CC=${CC:-gcc}
 CFLAGS="-O2 -Wall -Wextra -Werror -D_GNU_SOURCE"
-fails=0
-
-check() {	# check <what> <command...>: PASS or FAIL, the output on failure
-	local what=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		echo "PASS install-check: $what"
-	else
-		echo "FAIL install-check: $what"
-		[ -z "$out" ] || echo "$out" | sed 's/^/# /' | head -n 20
-		fails=$((fails + 1))
-	fi
-}
+CHECK_PREFIX=install-check
+. "$HERE/checklib.sh"
 
 rm -rf "$W"
 mkdir -p "$W"
