@@ -4,6 +4,11 @@
 #
 #   make fuzz [SEED=n] [TIME=seconds]        build, boot once, fuzz for TIME s
 #   make fuzz-debug [SEED=n] [TIME=seconds]  the same on the lockdep/KASAN kernel
+#   make fuzz-i386 [SEED=n] [TIME=seconds]   the 32-bit build on the native i386
+#                                            kernel (qemu-system-i386)
+#   ... M32=1                                fuzz and fuzz-debug run the 32-bit
+#                                            build (threadlet-fuzz-m32, the same
+#                                            source) on the x86-64 kernel
 #   ... FUZZ_EXCLUDE=mtfork,rawland          leave features out (the fuzzer's -x),
 #                                            e.g. to get past a known bug
 #
@@ -17,11 +22,25 @@ FUZZ_SEED := $(if $(filter command line override file,$(origin SEED)),$(SEED),1)
 FUZZ_TIME := $(if $(filter command line override file,$(origin TIME)),$(TIME),60)
 FUZZ_EXCLUDE ?=
 FUZZ_ARGS = --seed $(FUZZ_SEED) --time $(FUZZ_TIME) $(if $(FUZZ_EXCLUDE),--exclude $(FUZZ_EXCLUDE))
+# M32=1: the 32-bit build; its runs keep logs of their own (fuzz-m32.log).
+FUZZ_M32 := $(if $(filter 1,$(M32)),-m32)
+FUZZ_BIN  = --bin threadlet-fuzz$(FUZZ_M32) --repro "make $@$(if $(FUZZ_M32), M32=1)"
 
-.PHONY: fuzz fuzz-debug
+# The 32-bit build is not in tests/list (neither is threadlet-fuzz): the
+# images get it as one of the other programs of $(TBIN).
+tests: $(TBIN)/threadlet-fuzz-m32
+
+.PHONY: fuzz fuzz-debug fuzz-i386
 fuzz: kernel image
-	BUILD=$(B) KERNEL=$(BZIMAGE) tests/fuzz.sh --name fuzz $(FUZZ_ARGS)
+	BUILD=$(B) KERNEL=$(BZIMAGE) tests/fuzz.sh --name fuzz$(FUZZ_M32) $(FUZZ_BIN) $(FUZZ_ARGS)
 
 fuzz-debug: kernel-debug image
 	BUILD=$(B) KERNEL=$(KDBG)/arch/x86/boot/bzImage \
-		tests/fuzz.sh --name fuzz-debug $(FUZZ_ARGS)
+		tests/fuzz.sh --name fuzz-debug$(FUZZ_M32) $(FUZZ_BIN) $(FUZZ_ARGS)
+
+# As tests/check.sh boots the i386 kernel (an Intel vendor string: see there).
+fuzz-i386: kernel-i386 image-i386
+	BUILD=$(B) KERNEL=$(KOBJ32)/arch/x86/boot/bzImage INITRD=$(B32)/initramfs.cpio \
+		DISK=$(B32)/disk.img QEMU_BIN=qemu-system-i386 QEMU_CPU=max,vendor=GenuineIntel \
+		tests/fuzz.sh --name fuzz-i386 --bin threadlet-fuzz-m32 --repro "make fuzz-i386" \
+		$(FUZZ_ARGS)

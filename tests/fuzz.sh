@@ -4,14 +4,19 @@
 # the serial log to the fuzzer round, and so the seed, that was running.
 #
 # Usage: tests/fuzz.sh [--seed S] [--time T] [--exclude F,..] [--name NAME]
-#                      [-- run-qemu options]
+#                      [--bin PROGRAM] [--repro CMD] [-- run-qemu options]
 #   --seed S   the fuzzer's seed (default 1)
 #   --time T   seconds of fuzzing (default 60); the guest gets T+120 s,
 #              the whole boot T+300 s
 #   --exclude F,...  features the fuzzer leaves out (its -x), e.g. to get
 #              past a known bug; "threadlet-fuzz -h" lists them
 #   --name N   name of the run: the log is $BUILD/logs/N.log (default fuzz)
-# BUILD and KERNEL are passed on to tests/run-qemu.sh (see there).
+#   --bin P    the guest's fuzzer: threadlet-fuzz (default), or its 32-bit
+#              build threadlet-fuzz-m32
+#   --repro C  the host command that runs this again, for the reproduce
+#              lines (default "make fuzz")
+# BUILD, KERNEL, INITRD, DISK, QEMU_BIN and QEMU_CPU are passed on to
+# tests/run-qemu.sh (see there).
 #
 # Exit status: that of run-qemu.sh (0 pass, 1 fuzzer failure, 2 kernel
 # report, 3 timeout or crash).
@@ -19,13 +24,15 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 B=${BUILD:-$HERE/../build}
-seed=1 time=60 name=fuzz exclude=""
+seed=1 time=60 name=fuzz exclude="" bin=threadlet-fuzz repro="make fuzz"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--seed) seed=$2; shift ;;
 	--time) time=$2; shift ;;
 	--name) name=$2; shift ;;
 	--exclude) exclude=$2; shift ;;
+	--bin) bin=$2; shift ;;
+	--repro) repro=$2; shift ;;
 	--) shift; break ;;
 	*) echo "fuzz.sh: unknown option $1" >&2; exit 64 ;;
 	esac
@@ -33,6 +40,10 @@ while [ $# -gt 0 ]; do
 done
 case "$seed$time" in
 *[!0-9]*|"") echo "fuzz.sh: SEED and TIME must be numbers" >&2; exit 64 ;;
+esac
+case "$bin" in
+threadlet-fuzz|threadlet-fuzz-m32) ;;
+*) echo "fuzz.sh: --bin takes threadlet-fuzz or threadlet-fuzz-m32" >&2; exit 64 ;;
 esac
 case "$exclude" in
 *[!a-z,]*) echo "fuzz.sh: --exclude takes feature names, comma-separated" >&2; exit 64 ;;
@@ -53,8 +64,8 @@ done
 
 mkdir -p "$B/logs"
 log=$B/logs/$name.log
-echo "fuzz.sh: seed $seed, ${time}s of fuzzing${exclude:+, without $exclude}; log $log"
-"$HERE/run-qemu.sh" --name "$name" --log "$log" --run threadlet-fuzz \
+echo "fuzz.sh: $bin, seed $seed, ${time}s of fuzzing${exclude:+, without $exclude}; log $log"
+"$HERE/run-qemu.sh" --name "$name" --log "$log" --run "$bin" \
 	--guest-timeout $((time + 120)) --timeout $((time + 300)) \
 	--append "$append" "${extra[@]}"
 rc=$?
@@ -72,7 +83,8 @@ frame='^(\[ *[0-9]+\.[0-9]+\] )? *(\? )?[A-Za-z0-9_.]+\+0x[0-9a-f]+/0x[0-9a-f]+(
 xopt=${exclude:+ FUZZ_EXCLUDE=$exclude}
 gxopt=${exclude:+ -x $exclude}
 # The patterns go through the environment: -v would eat their backslashes.
-RE=$reports FRAME=$frame awk -v seed="$seed" -v xopt="$xopt" -v gxopt="$gxopt" '
+RE=$reports FRAME=$frame awk -v seed="$seed" -v xopt="$xopt" -v gxopt="$gxopt" \
+	-v bin="$bin" -v repro="$repro" '
 	/^    # round [0-9]+ seed [0-9]+ \(/ { round = $3; rseed = $5; secs = $6; gsub(/[()s]/, "", secs) }
 	/^    # (VIOLATION|HANG)/ { sub(/^    # /, ""); print "fuzz.sh: round " round ": " $0 }
 	/^    # round [0-9]+ seed [0-9]+: child ended by signal/ { sub(/^    # /, ""); sig[++nsig] = $0 }
@@ -83,9 +95,9 @@ RE=$reports FRAME=$frame awk -v seed="$seed" -v xopt="$xopt" -v gxopt="$gxopt" '
 				print "fuzz.sh: kernel report before the fuzzer started: " $0
 			else
 				printf "fuzz.sh: kernel report in round %s (round seed %s): %s\n" \
-				       "fuzz.sh:   reproduce: make fuzz SEED=%s TIME=<as before>%s, " \
-				       "or in the guest: threadlet-fuzz -s %s -r %s -t %s%s\n",
-				       round, rseed, $0, seed, xopt, seed, round, secs, gxopt
+				       "fuzz.sh:   reproduce: %s SEED=%s TIME=<as before>%s, " \
+				       "or in the guest: %s -s %s -r %s -t %s%s\n",
+				       round, rseed, $0, repro, seed, xopt, bin, seed, round, secs, gxopt
 		}
 	}
 	/^    # threadlet-fuzz: seed=.*iterations=/ { sub(/^    # /, ""); summary = $0 }

@@ -52,6 +52,16 @@
  * the threads is not reproducible, so a run replays the same kinds and
  * mixes of operations, not the same schedule. Run a failing seed a few
  * times.
+ *
+ * The same source builds as a 32-bit (i386) program, threadlet-fuzz-m32
+ * (make fuzz M32=1 on the x86-64 kernel, make fuzz-i386 on the i386 one),
+ * with the same operations and the same oracle. What differs is the ABI,
+ * kept to the "system call ABI" block below and a few #ifdefs: raw calls
+ * by int $0x80, the landing code, the i386 numbers of the atoms and of
+ * the calls random atoms must not make, 64-bit arguments (umem_add's
+ * increment, pread64's and fadvise64's offsets) in two halves, and the
+ * addresses that are no user memory. A seed gives other choices in the
+ * two builds: reproduce with the build that found it.
  */
 #include <dirent.h>
 #include <elf.h>
@@ -76,6 +86,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
@@ -85,6 +96,50 @@
 #include "tl_raw.h"
 
 typedef unsigned long long u64;
+
+/*
+ * The system call ABI of this build. Addresses that no user pointer of
+ * the build reaches: FZ_KADDR and FZ_KTEXT are the kernel's direct map and
+ * text on x86-64; on i386 they are the i386 kernel's (PAGE_OFFSET, 3 GiB),
+ * which a 32-bit task on the x86-64 kernel sees as a hole no mapping
+ * reaches (its mappings grow down from below the stack, near 4 GiB).
+ * FZ_USER_END is the first page past user space: x86-64's TASK_SIZE_MAX;
+ * on i386 a 32-bit task's TASK_SIZE on the x86-64 kernel, and the fixmap
+ * on the i386 kernel. FZ_NONCANON: non-canonical on x86-64; on i386 the
+ * last page, past user space on both kernels. But the x86-64 kernel's
+ * access_ok() takes every 32-bit address for user memory (g_compat): a
+ * 32-bit task's call fails there only when the memory is touched, after
+ * the checks that come before it (-EBUSY, say). In the __u64 fields of the uapi structures (atoms,
+ * async_head_user) the 64-bit values stay what they are on both: no
+ * 32-bit pointer, so refused.
+ */
+#ifdef __x86_64__
+#define FZ_NAME			"threadlet-fuzz"
+#define FZ_KADDR		0xffff888000000000ULL
+#define FZ_KTEXT		0xffffffff81000000ULL
+#define FZ_USER_END		0x00007ffffffff000ULL
+#define FZ_NONCANON		0x8000000000000000ULL
+#define FZ_REG_IP		REG_RIP
+#define FZ_REG_SP		REG_RSP
+#define FZ_NR_setresuid		SYS_setresuid
+#define FZ_NR_setresgid		SYS_setresgid
+#elif defined(__i386__)
+#define FZ_NAME			"threadlet-fuzz-m32"
+#define FZ_KADDR		0xc0000000ULL
+#define FZ_KTEXT		0xc1000000ULL
+#define FZ_USER_END		0xffffe000ULL
+#define FZ_NONCANON		0xfffff000ULL
+#define FZ_REG_IP		REG_EIP
+#define FZ_REG_SP		REG_ESP
+/* The 32-bit uid calls, as glibc makes them (not the 16-bit ones). */
+#define FZ_NR_setresuid		SYS_setresuid32
+#define FZ_NR_setresgid		SYS_setresgid32
+#else
+#error "threadlet-fuzz: x86-64 or i386"
+#endif
+
+/* A 32-bit build on the x86-64 kernel (see FZ_NONCANON); set by main(). */
+static int g_compat;
 
 /* libthreadlet's private lib_flags bits (user/lib/internal.h). */
 #define FZ_LIB_UNREGISTERED	(1U << 0)
@@ -170,6 +225,13 @@ static u64 round_seed(u64 seed, unsigned int round)
 
 /* ---- raw system calls and output ---------------------------------------- */
 
+/*
+ * A system call that touches no TLS (errno, and on i386 the vDSO's entry,
+ * which glibc finds through %gs): a task may come back from it with
+ * another identity. i386: int $0x80, arguments in ebx, ecx, edx, esi,
+ * edi; the sixth (ebp) is never used here (RS0..RS4), so it is not passed.
+ */
+#ifdef __x86_64__
 static inline long rsys(long n, long a, long b, long c, long d, long e, long f)
 {
 	register long r10 __asm__("r10") = d;
@@ -183,11 +245,60 @@ static inline long rsys(long n, long a, long b, long c, long d, long e, long f)
 			 : "rcx", "r11", "memory");
 	return ret;
 }
+#else
+static inline long rsys(long n, long a, long b, long c, long d, long e, long f)
+{
+	long ret;
+
+	(void)f;
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(n), "b"(a), "c"(b), "d"(c), "S"(d), "D"(e)
+			 : "memory");
+	return ret;
+}
+#endif
 #define RS0(n)			rsys(n, 0, 0, 0, 0, 0, 0)
 #define RS1(n, a)		rsys(n, (long)(a), 0, 0, 0, 0, 0)
 #define RS2(n, a, b)		rsys(n, (long)(a), (long)(b), 0, 0, 0, 0)
 #define RS3(n, a, b, c)		rsys(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
 #define RS4(n, a, b, c, d)	rsys(n, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+
+/*
+ * A 64-bit argument of a system call or an atom, in @v: one register on
+ * x86-64; on i386 two, the low half first, as the i386 entries of
+ * umem_add, pread64 and fadvise64 take it. Returns the registers used.
+ */
+static unsigned int arg64(u64 *v, u64 x)
+{
+	v[0] = x;
+#ifdef __i386__
+	v[0] = (uint32_t)x;
+	v[1] = x >> 32;
+	return 2;
+#else
+	return 1;
+#endif
+}
+
+/* umem_add(@uptr, @inc), raw. */
+static long fz_umem_add(u64 uptr, u64 inc)
+{
+	u64 a[2];
+
+	arg64(a, inc);
+#ifdef __i386__
+	return RS3(__NR_umem_add, (uintptr_t)uptr, a[0], a[1]);
+#else
+	return RS2(__NR_umem_add, uptr, a[0]);
+#endif
+}
+
+/* A random long that is never negative, whatever the size of a long. */
+static long rnd_long(struct rng *r)
+{
+	return (long)(rnd(r) >> (65 - 8 * sizeof(long)));
+}
 
 static int g_out = 1;
 static int g_verbose;
@@ -350,14 +461,20 @@ static vdso_off_fn vdso_off;
  * area the kernel has and in the TLS area libthreadlet's tl_go_home() uses.
  *
  * fz_land: a head's resume point for raw threadlet_on() calls; switches to
- * C on the landing stack the caller gave as head_sp.
+ * C on the landing stack the caller gave as head_sp, aligned to 16 bytes
+ * at the call (both ABIs).
  */
+#ifdef __x86_64__
+#define FZ_SP	"%rsp"
+#else
+#define FZ_SP	"%esp"
+#endif
 __asm__(
 	".text\n"
 	".globl fz_land\n"
 	".type fz_land, @function\n"
 	"fz_land:\n"
-	"	and $-16, %rsp\n"
+	"	and $-16, " FZ_SP "\n"
 	"	call fz_landed\n"
 	"	ud2\n"
 	".size fz_land, .-fz_land\n");
@@ -876,18 +993,22 @@ static void tls_register_lib(void)
 	async_exec((struct syslet_uatom *)8, NULL);	/* registers, then EFAULT */
 }
 
-/* A pointer of a random hostile kind, aligned to @align when it can be. */
+/*
+ * A pointer of a random hostile kind, aligned to @align when it can be.
+ * As an argument of an i386 call it is cut to 32 bits, and still no user
+ * memory: the 64-bit ones end up in the unmapped first 8 MiB or at 0.
+ */
 static u64 bad_ptr(struct rng *r, unsigned int align)
 {
 	switch (below(r, 9)) {
 	case 0: return 0;
 	case 1: return (u64)(uintptr_t)g.unmapped + below(r, 4096 / align) * align;
-	case 2: return 0xffff888000000000ULL + below(r, 1 << 20) * align;
+	case 2: return FZ_KADDR + below(r, 1 << 20) * align;
 	case 3: return 0xffffffffffffffffULL & ~(u64)(align - 1);
 	case 4: return 0x8000000000000000ULL;
 	case 5: return (u64)(uintptr_t)g.junk + below(r, 4096 / align) * align;
 	case 6: return (u64)(uintptr_t)g.ropage + below(r, 4096 / align) * align;
-	case 7: return 0x00007ffffffff000ULL + below(r, 4096 / align) * align;
+	case 7: return FZ_USER_END + below(r, 4096 / align) * align;
 	default: return (u64)(uintptr_t)g.junk + 4096 - align;	/* runs into the hole */
 	}
 }
@@ -1100,7 +1221,7 @@ static long fz_fn(void *data)
 		fn_block(j, (int)(j->arg % 2) ? FN_SLEEP : FN_NOOP);
 		exit_identity(DS_RAW_EXIT);
 	case FN_EXEC: {
-		char seed[32], *argv[] = { "threadlet-fuzz", "--exec-child", seed, "1", NULL };
+		char seed[32], *argv[] = { FZ_NAME, "--exec-child", seed, "1", NULL };
 
 		fn_block(j, FN_SLEEP);
 		snprintf(seed, sizeof(seed), "%llu", (u64)j->arg);
@@ -1162,7 +1283,7 @@ static void job_fill(struct job *j, struct rng *r, int kind, struct async_head_u
 	j->strict = strict;
 	j->fd = g.pipes[below(r, NPIPES)][0];
 	j->fword = &g.futex[below(r, NFUTEX)];
-	j->arg = (long)(rnd(r) >> 1);
+	j->arg = rnd_long(r);
 	j->ahu = ahu;
 	j->event = event;
 }
@@ -1263,7 +1384,7 @@ static void op_tl_exec(struct thr *t, int hostile)
 		tok->job.kind = FN_SLEEP;
 	if (g.exec_req && t->role == R_WORKER && chance(r, 300)) {
 		tok->job.kind = FN_EXEC;
-		tok->job.arg = (long)(rnd(r) >> 2);
+		tok->job.arg = rnd_long(r) >> 1;
 	} else if (g.exit_req && t->role == R_WORKER && chance(r, 300)) {
 		tok->job.kind = FN_EXIT_GROUP;
 	}
@@ -1319,10 +1440,14 @@ static void op_tl_exec(struct thr *t, int hostile)
 
 /* ---- syslet chains ----------------------------------------------------------- */
 
-/* System calls a random atom must never make: they reach beyond the round. */
+/*
+ * System calls a random atom must never make: they reach beyond the round.
+ * Atoms are calls of the caller's ABI: for a 32-bit task, i386 numbers.
+ */
 static int nr_banned(unsigned int nr)
 {
 	static const uint16_t ban[] = {
+#ifdef __x86_64__
 		3, 9, 10, 11, 12, 13, 14, 25, 28, 30, 31, 33, 37, 38, 62, 80, 81, 101, 103,
 		105, 106, 109, 112, 113, 114, 116, 117, 119, 122, 123, 126, 129, 131, 135,
 		141, 142, 144, 151, 153, 155, 157, 158, 159, 160, 161, 163, 164, 165, 166,
@@ -1331,6 +1456,25 @@ static int nr_banned(unsigned int nr)
 		305, 308, 310, 311, 313, 314, 317, 320, 321, 323, 329, 334, 424, 425, 426,
 		427, 428, 429, 430, 431, 432, 433, 436, 438, 440, 442, 443, 446, 447, 448,
 		450,
+#else
+		/*
+		 * The same calls by their i386 numbers, and the i386 calls
+		 * with the same effects: the 16- and 32-bit uid calls, the old
+		 * signal calls (signal, sigaction, sigprocmask, ssetmask),
+		 * mmap2, ipc (shmat, shmctl), umount, stime, nice, the time64
+		 * setters, and set_thread_area (the TLS descriptor that %gs
+		 * uses, as arch_prctl is %fs on x86-64).
+		 */
+		6, 12, 21, 22, 23, 25, 26, 27, 34, 37, 45, 46, 48, 51, 52, 57, 61, 63, 66,
+		67, 69, 70, 71, 74, 75, 79, 81, 87, 88, 90, 91, 97, 103, 104, 111, 115, 117,
+		121, 124, 125, 126, 128, 129, 133, 136, 138, 139, 152, 154, 156, 163, 164,
+		170, 172, 174, 175, 178, 185, 186, 192, 203, 204, 206, 208, 210, 213, 214,
+		215, 216, 217, 219, 238, 241, 243, 245, 257, 258, 259, 260, 264, 270, 274,
+		276, 283, 289, 294, 310, 311, 317, 330, 335, 336, 338, 339, 340, 343, 346,
+		347, 348, 350, 351, 354, 357, 374, 380, 384, 386, 396, 397, 404, 405, 409,
+		424, 425, 426, 427, 428, 429, 430, 431, 432, 433, 436, 438, 440, 442, 443,
+		446, 447, 448, 450,
+#endif
 	};
 
 	for (unsigned int i = 0; i < sizeof(ban) / sizeof(ban[0]); i++)
@@ -1341,7 +1485,11 @@ static int nr_banned(unsigned int nr)
 
 static const unsigned int forbidden_nrs[] = {
 	SYS_exit, SYS_exit_group, SYS_execve, SYS_execveat, SYS_fork, SYS_vfork,
-	SYS_clone, SYS_clone3, SYS_rt_sigreturn, __NR_threadlet_register,
+	SYS_clone, SYS_clone3, SYS_rt_sigreturn,
+#ifdef __i386__
+	SYS_sigreturn,
+#endif
+	__NR_threadlet_register,
 	__NR_threadlet_on, __NR_threadlet_off, __NR_async_register,
 	__NR_async_thread, __NR_async_wait, __NR_async_exec,
 };
@@ -1423,9 +1571,8 @@ static void atom_fill(struct chain *c, int i, struct rng *r, int kind, struct th
 	case A_UMEM:
 		nr = __NR_umem_add;
 		v[0] = (u64)(uintptr_t)&c->val[i][5];
-		v[1] = below(r, 100);
+		nargs = 1 + arg64(&v[1], below(r, 100));
 		c->val[i][5] = below(r, 1000);
-		nargs = 2;
 		break;
 	case A_PREAD:
 		if (g.diskfd < 0) {
@@ -1437,8 +1584,7 @@ static void atom_fill(struct chain *c, int i, struct rng *r, int kind, struct th
 		v[0] = (u64)g.diskfd;
 		v[1] = (u64)(uintptr_t)c->buf;
 		v[2] = sizeof(c->buf);
-		v[3] = below(r, g.disklen / 4096) * 4096;
-		nargs = 4;
+		nargs = 3 + arg64(&v[3], below(r, g.disklen / 4096) * 4096);
 		break;
 	case A_FADVISE:
 		if (g.diskfd < 0) {
@@ -1447,10 +1593,9 @@ static void atom_fill(struct chain *c, int i, struct rng *r, int kind, struct th
 		}
 		nr = SYS_fadvise64;
 		v[0] = (u64)g.diskfd;
-		v[1] = below(r, g.disklen / 4096) * 4096;
-		v[2] = 4096 * (1 + below(r, 8));
-		v[3] = POSIX_FADV_DONTNEED;
-		nargs = 4;
+		nargs = 1 + arg64(&v[1], below(r, g.disklen / 4096) * 4096);
+		v[nargs++] = 4096 * (1 + below(r, 8));
+		v[nargs++] = POSIX_FADV_DONTNEED;
 		c->expect[i] = X_ZERO;
 		break;
 	case A_GETCWD:
@@ -1565,7 +1710,7 @@ static void chain_build(struct chain *c, struct rng *r, struct thr *t, int hosti
 		atom_fill(c, j, r, A_UMEM, t);
 		c->ctr = 1 + below(r, 20);
 		c->val[j][0] = (u64)(uintptr_t)&c->ctr;
-		c->val[j][1] = (u64)-1LL;
+		arg64(&c->val[j][1], (u64)-1LL);
 		c->at[j].flags = SYSLET_STOP_ON_ZERO | SYSLET_SKIP_TO_NEXT_ON_STOP;
 		c->at[j].next = (u64)(uintptr_t)&c->at[b];
 		c->expect[j] = X_UMEMCTR;
@@ -1999,10 +2144,10 @@ static void op_register(struct thr *t)
 			violation("threadlet_register of a misaligned area returned %ld", ret);
 		break;
 	case 3:		/* kernel or non-canonical address */
-		p = chance(r, 500) ? 0xffff888000000000ULL + below(r, 1 << 16) * 128 :
-				     0x8000000000000000ULL;
+		p = chance(r, 500) ? FZ_KADDR + below(r, 1 << 16) * 128 : FZ_NONCANON;
 		ret = RS3(__NR_threadlet_register, p, 128, 0);
-		if (ret != -EFAULT)
+		/* g_compat: unmapped user memory, refused when pinned. */
+		if (ret != -EFAULT && !(g_compat && (ret == -EBUSY || ret == -ENOMEM)))
 			violation("threadlet_register of kernel address %#llx returned %ld", p, ret);
 		break;
 	case 4: {	/* unmapped, read-only, junk, vDSO: never registrable */
@@ -2104,7 +2249,7 @@ static void op_register(struct thr *t)
 static void op_onoff(struct thr *t)
 {
 	struct rng *r = &t->rng;
-	static const u64 bad_ips[] = { 0, 0xffffffff81000000ULL, 0x8000000000000000ULL, ~0ULL };
+	static const u64 bad_ips[] = { 0, FZ_KTEXT, FZ_NONCANON, ~0ULL };
 	u64 ip, sp, ahu;
 	long on, on2, off, x;
 	int nohead;
@@ -2295,7 +2440,7 @@ static void op_async_register(struct thr *t)
 		break;
 	}
 	case 3:		/* kernel, unmapped or straddling memory */
-		p = chance(r, 300) ? 0xffff888000000000ULL : chance(r, 500) ?
+		p = chance(r, 300) ? FZ_KADDR : chance(r, 500) ?
 			(u64)(uintptr_t)g.unmapped : (u64)(uintptr_t)g.junk + 4096 - 32;
 		ret = RS3(__NR_async_register, p, sizeof(k), 0);
 		if (ret != -EFAULT)
@@ -2340,6 +2485,7 @@ static void op_async_register(struct thr *t)
 			struct async_head_user *s = (struct async_head_user *)t->scratch;
 
 			memset(s, 0, sizeof(*s));
+			/* A __u64: a kernel address for both ABIs (see FZ_KADDR). */
 			s->completion_ring = 0xffff888000000000ULL;
 			s->ring_size_bytes = 64;
 			s->max_cachemiss_threads = 1;
@@ -2401,7 +2547,7 @@ static void op_async_register(struct thr *t)
 			 * identity parks even on a full pool: up to a thread
 			 * of ours more each.
 			 */
-			if (ret < 0 || ret > rh->maxthr + MAX_THR)
+			if (ret < 0 || ret > (long)(rh->maxthr + MAX_THR))
 				violation("ASYNC_QUERY_PARKED on raw head %ld (max %u) returned %ld",
 					  (long)(rh - g.raw), rh->maxthr, ret);
 		}
@@ -2513,7 +2659,7 @@ static void op_umem(struct thr *t)
 
 		if (chance(r, 200))
 			inc = -v0;	/* to zero */
-		ret = RS2(__NR_umem_add, &v, inc);
+		ret = fz_umem_add((uintptr_t)&v, inc);
 		if (ret != (v0 + inc != 0) || v != v0 + inc)
 			violation("umem_add(%#llx + %#llx) returned %ld, memory %#llx", v0, inc, ret, v);
 		break;
@@ -2522,7 +2668,7 @@ static void op_umem(struct thr *t)
 		p = bad_ptr(r, chance(r, 700) ? 8 : 1);
 		if (!p)
 			p = 8;
-		ret = RS2(__NR_umem_add, p, inc);
+		ret = fz_umem_add(p, inc);
 		if (ret != -EFAULT)
 			violation("umem_add at %#llx returned %ld, not -EFAULT", p, ret);
 		return;
@@ -2532,7 +2678,7 @@ static void op_umem(struct thr *t)
 		u64 old, now;
 
 		memcpy(&old, q, 8);
-		ret = RS2(__NR_umem_add, q, inc);
+		ret = fz_umem_add((uintptr_t)q, inc);
 		memcpy(&now, q, 8);
 		if (ret != (old + inc != 0) || now != old + inc)
 			violation("umem_add (unaligned) of %#llx to %#llx gave %ld, memory %#llx",
@@ -2543,14 +2689,14 @@ static void op_umem(struct thr *t)
 	{
 		u64 x = 1000, y;
 
-		y = (u64)RS2(__NR_umem_add, &x, inc);
+		y = (u64)fz_umem_add((uintptr_t)&x, inc);
 		if (y != (1000 + inc != 0) || x != 1000 + inc)
 			violation("umem_add(1000 + %#llx) returned %#llx, memory %#llx", inc, y, x);
 	}
 	{
 		u64 ro = (u64)(uintptr_t)g.ropage + below(r, 512) * 8;
 
-		ret = RS2(__NR_umem_add, ro, inc);
+		ret = fz_umem_add(ro, inc);
 		if (ret != -EFAULT)
 			violation("umem_add to a read-only page returned %ld", ret);
 	}
@@ -2643,7 +2789,7 @@ static void op_fork(struct thr *t, int exec_it)
 		rng_seed(&cr, cseed);
 		/* The exec'd fuzzer starts threads: a multithreaded child. */
 		if (exec_it && chance(&cr, 400) && !EXCLUDED(XF_MTFORK)) {
-			char seed[32], *argv[] = { "threadlet-fuzz", "--exec-child", seed, "0", NULL };
+			char seed[32], *argv[] = { FZ_NAME, "--exec-child", seed, "0", NULL };
 
 			alarm(5);
 			snprintf(seed, sizeof(seed), "%llu", cseed);
@@ -2687,14 +2833,14 @@ static void op_creds(struct thr *t)
 	 */
 	switch (below(r, 7)) {
 	case 0: case 1: case 2:
-		RS3(SYS_setresuid, ids[below(r, 4)], ids[below(r, 4)], 0);
+		RS3(FZ_NR_setresuid, ids[below(r, 4)], ids[below(r, 4)], 0);
 		break;
 	case 3: case 4:
-		RS3(SYS_setresgid, ids[below(r, 4)], ids[below(r, 4)], 0);
+		RS3(FZ_NR_setresgid, ids[below(r, 4)], ids[below(r, 4)], 0);
 		break;
 	default:
-		RS3(SYS_setresuid, 0, 0, 0);
-		RS3(SYS_setresgid, 0, 0, 0);
+		RS3(FZ_NR_setresuid, 0, 0, 0);
+		RS3(FZ_NR_setresgid, 0, 0, 0);
 		break;
 	}
 }
@@ -3511,7 +3657,8 @@ static void on_fatal(int sig, siginfo_t *si, void *uc_)
 	struct thr *t = t_self;
 
 	say("round %u: fatal signal %d at ip=%#llx sp=%#llx addr=%p tid=%d role=%s op=%s%s", g.round, sig,
-	    (u64)uc->uc_mcontext.gregs[REG_RIP], (u64)uc->uc_mcontext.gregs[REG_RSP],
+	    (u64)(unsigned long)uc->uc_mcontext.gregs[FZ_REG_IP],
+	    (u64)(unsigned long)uc->uc_mcontext.gregs[FZ_REG_SP],
 	    si->si_addr, (int)RS0(SYS_gettid),
 	    t ? role_name[t->role] : "?", t ? op_name[t->op] : "?",
 	    g_sh && g_sh->kamikaze ? " (after a kamikaze op)" : "");
@@ -3783,7 +3930,7 @@ static void __attribute__((noreturn)) round_child(u64 rseed, unsigned int round,
 	if (g.cfg.force_syscall)
 		setenv("THREADLET_FORCE_SYSCALL", "1", 1);
 	if (readlink("/proc/self/exe", g.self_exe, sizeof(g.self_exe) - 1) < 0)
-		strcpy(g.self_exe, "/tests/threadlet-fuzz");
+		strcpy(g.self_exe, "/tests/" FZ_NAME);
 	pthread_mutex_init(&g.thr_lock, NULL);
 	pthread_mutex_init(&g.stack_lock, NULL);
 	pthread_mutex_init(&g.land_lock, NULL);
@@ -4099,6 +4246,16 @@ static void sysrq(char c)
 	}
 }
 
+/* The host's command that boots a guest and runs this build. */
+static const char *host_make(void)
+{
+#ifdef __i386__
+	return g_compat ? "make fuzz M32=1" : "make fuzz-i386";
+#else
+	return "make fuzz";
+#endif
+}
+
 static void usage(void)
 {
 	char names[300] = "";
@@ -4106,8 +4263,8 @@ static void usage(void)
 	for (int i = 0; i < XF_NR; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? "," : "",
 			 xf_name[i]);
-	say("usage: threadlet-fuzz [-s SEED] [-t SECONDS] [-n ITERATIONS] [-r ROUND] [-R ROUND_SECONDS]");
-	say("                      [-x FEATURE,...] [-v]");
+	say("usage: " FZ_NAME " [-s SEED] [-t SECONDS] [-n ITERATIONS] [-r ROUND] [-R ROUND_SECONDS]");
+	say("%*s[-x FEATURE,...] [-v]", (int)sizeof("usage: " FZ_NAME " ") - 1, "");
 	say("  -x leaves features out: %s", names);
 }
 
@@ -4124,6 +4281,13 @@ int main(int argc, char **argv)
 	char cmd[256];
 	long ret;
 
+#ifdef __i386__
+	{
+		struct utsname u;
+
+		g_compat = !uname(&u) && !strcmp(u.machine, "x86_64");
+	}
+#endif
 	if (argc > 2 && !strcmp(argv[1], "--exec-child"))
 		return exec_child(argc, argv);
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -4143,7 +4307,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			usage();
-			printf("not ok 1 threadlet-fuzz # bad arguments\n1..1\n");
+			printf("not ok 1 " FZ_NAME " # bad arguments\n1..1\n");
 			return 1;
 		}
 	}
@@ -4157,7 +4321,7 @@ int main(int argc, char **argv)
 		read_cmdline_str("tl.fuzz_exclude=", xlist, sizeof(xlist));
 	if (xlist[0] && parse_exclude(xlist)) {
 		usage();
-		printf("not ok 1 threadlet-fuzz # bad -x\n1..1\n");
+		printf("not ok 1 " FZ_NAME " # bad -x\n1..1\n");
 		return 1;
 	}
 	if (read_cmdline("tl.fuzz_verbose=", &v))
@@ -4197,7 +4361,7 @@ int main(int argc, char **argv)
 	ret = RS3(__NR_threadlet_register, 0, 0, ~0U);
 	{
 		u64 x = 5;
-		long u = RS2(__NR_umem_add, &x, 1);
+		long u = fz_umem_add((uintptr_t)&x, 1);
 
 		if (ret == -EINVAL && x == 6 && (u == 1 || u == 6) &&
 		    RS3(__NR_async_register, &never_ahu[0], 64, 3) == -EINVAL)
@@ -4207,16 +4371,16 @@ int main(int argc, char **argv)
 	}
 	if (ret == -ENOSYS) {
 		say("threadlet-fuzz: no threadlet system calls in this kernel");
-		printf("ok 1 threadlet-fuzz # SKIP no threadlets\n1..1\n");
+		printf("ok 1 " FZ_NAME " # SKIP no threadlets\n1..1\n");
 		return 4;
 	}
 	g_sh = mmap(NULL, sizeof(*g_sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (g_sh == MAP_FAILED) {
-		printf("not ok 1 threadlet-fuzz # mmap\n1..1\n");
+		printf("not ok 1 " FZ_NAME " # mmap\n1..1\n");
 		return 1;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	snprintf(cmd, sizeof(cmd), "threadlet-fuzz -s %llu -t %ld", seed, time_s);
+	snprintf(cmd, sizeof(cmd), FZ_NAME " -s %llu -t %ld", seed, time_s);
 	if (have_r)
 		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " -R %ld", round_s);
 	if (iters)
@@ -4228,7 +4392,7 @@ int main(int argc, char **argv)
 	say("threadlet-fuzz: seed=%llu time=%lds rounds of %lds%s", seed, time_s, round_s,
 	    iters ? " (iteration budget)" : "");
 	snprintf(xarg, sizeof(xarg), "%s%s", xlist[0] ? " -x " : "", xlist);
-	say("reproduce: %s   (host: make fuzz SEED=%llu TIME=%ld%s%s)", cmd, seed, time_s,
+	say("reproduce: %s   (host: %s SEED=%llu TIME=%ld%s%s)", cmd, host_make(), seed, time_s,
 	    xlist[0] ? " FUZZ_EXCLUDE=" : "", xlist);
 
 	tl_fi_open(NULL);
@@ -4286,7 +4450,7 @@ int main(int argc, char **argv)
 			if (now_ns() > hard) {
 				say("HANG: round %u seed %llu: the round child did not exit (%ds after its deadline)",
 				    round, rs, HANG_GRACE + 5);
-				say("reproduce: threadlet-fuzz -s %llu -r %u -t %d%s", seed, round, secs, xarg);
+				say("reproduce: " FZ_NAME " -s %llu -r %u -t %d%s", seed, round, secs, xarg);
 				dump_child(pid);
 				flight_report();
 				sysrq('w');
@@ -4343,7 +4507,7 @@ int main(int argc, char **argv)
 			    g_sh->violations);
 			for (uint32_t i = 0; i < g_sh->nmsg && i < NVIOL; i++)
 				say("  %s", g_sh->msg[i]);
-			say("reproduce: threadlet-fuzz -s %llu -r %u -t %d%s", seed, round, secs, xarg);
+			say("reproduce: " FZ_NAME " -s %llu -r %u -t %d%s", seed, round, secs, xarg);
 			failed = 1;
 		}
 		if (hangs)
@@ -4353,7 +4517,7 @@ int main(int argc, char **argv)
 	say("threadlet-fuzz: seed=%llu iterations=%llu time=%llds rounds=%u", seed, total,
 	    (now_ns() - start + 500000000LL) / 1000000000LL, round - first_round);
 	say("reproduce: %s", cmd);
-	printf("%sok 1 threadlet-fuzz seed=%llu iterations=%llu\n1..1\n", failed ? "not " : "",
+	printf("%sok 1 " FZ_NAME " seed=%llu iterations=%llu\n1..1\n", failed ? "not " : "",
 	       seed, total);
 	return failed;
 }
