@@ -1148,17 +1148,28 @@ static long fz_fn(void *data)
 		fn_block(j, FN_SLEEP);
 		break;
 	}
-	case FN_OFF:
+	case FN_OFF: {
+		/*
+		 * The job's fields are read before the flag: a load of *j may
+		 * fault and sleep, and a hand-off there turns this task into
+		 * a cache-miss thread between the test and the call (seed 8,
+		 * round 192). From the flag's load to the call nothing sleeps.
+		 */
+		int strict;
+
 		fn_block(j, FN_POLL);
+		strict = j->strict;
+		__asm__ volatile("" ::: "memory");
 		on = __threadlet_area.flags & THREADLET_ON;
 		cachemiss = !on && (__threadlet_area.lib_flags & FZ_LIB_CACHEMISS);
-		inplace = on && j->strict;
+		inplace = on && strict;
 		r = RS0(__NR_threadlet_off);
 		if ((inplace && r != 1) || (cachemiss && r != 0))
 			violation("raw threadlet_off in a threadlet (%s) returned %ld",
 				  inplace ? "on" : "cache-miss", r);
 		fn_block(j, FN_SLEEP);
 		break;
+	}
 	case FN_SIGSELF:
 		RS3(SYS_tgkill, g.pid, RS0(SYS_gettid), (j->arg & 1) ? SIGUSR1 : SIGUSR2);
 		fn_block(j, FN_SLEEP);
