@@ -21,13 +21,14 @@ die() { echo "$NAME: $*" >&2; exit 64; }
 NULLBLK_NS=${NULLBLK_NS:-200000}
 NULLBLK_APPEND="null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1"
 
-# build_bench <source.c> <binary> [extra libraries...]: (re)builds a static
-# benchmark when it is older than its source or the library.
+# build_bench <source.c> <binary> [extra options and libraries...]:
+# (re)builds a static benchmark when it is older than its source, the
+# library or a library given.
 build_bench() {
 	local src=$1 bin=$2
 	shift 2
 	local h fresh=1
-	for h in "$src" "$LIBTL" "$(dirname "$src")"/*.h; do
+	for h in "$src" "$LIBTL" "$(dirname "$src")"/*.h "$@"; do
 		[ ! "$h" -nt "$bin" ] || fresh=0
 	done
 	if [ -x "$bin" ] && [ "$fresh" = 1 ]; then

@@ -6,6 +6,12 @@
  *   pthread            a pool of N threads doing pread()
  *   posix_aio          glibc aio_read() + aio_suspend() (glibc runs these
  *                      on its own helper threads)
+ *   posix_aio_tl       the same code on libthreadlet-aio (POSIX AIO on
+ *                      syslets), reading posix_aio's blocks: only in a
+ *                      build with -DIO_TLAIO linked against
+ *                      libthreadlet-aio.a, whose aio_* replace glibc's, so
+ *                      that build runs this method alone and the main build
+ *                      never runs it
  *   kaio               libaio io_submit()/io_getevents() on an O_DIRECT fd
  *                      (in EVERY case: without O_DIRECT KAIO is synchronous;
  *                      so its cached and mixed figures bypass the page cache)
@@ -51,8 +57,9 @@
  *       a memory-backed null_blk device whose latency is guest time)
  *   -w  first write the data to -f (the -icount boots have no virtio
  *       disk: its requests would complete in host time)
- *   methods default to all; threadlet_syscall then runs in a child process
- *   with THREADLET_FORCE_SYSCALL=1.
+ *   methods default to all but posix_aio_tl; threadlet_syscall then runs in
+ *   a child process with THREADLET_FORCE_SYSCALL=1. Built with -DIO_TLAIO:
+ *   posix_aio_tl is the only method (and the default).
  * IO_PERF_CTL=<ctl-fd>,<ack-fd> in the environment: the fds of
  * "perf stat -D -1 --control fd:<ctl-fd>,<ack-fd>"; counting is enabled
  * only around each call of a method, so setup, warm-ups and drop_caches
@@ -103,11 +110,22 @@ static const char *const cnames[NCASES] = { "cached", "mixed", "uncached" };
 static const int creqs[NCASES] = { R_CACHED, R_MIXED, R_UNCACHED };
 
 enum { M_SYNC, M_PTHREAD, M_POSIX_AIO, M_KAIO, M_URING, M_TL_VDSO, M_TL_SYSCALL,
-       M_SYSLET, M_TL_LOOP, NMETHODS };
+       M_SYSLET, M_TL_LOOP, M_POSIX_AIO_TL, NMETHODS };
 static const char *const mnames[NMETHODS] = {
 	"sync", "pthread", "posix_aio", "kaio", "io_uring", "threadlet_vdso",
-	"threadlet_syscall", "syslet", "threadlet_loop",
+	"threadlet_syscall", "syslet", "threadlet_loop", "posix_aio_tl",
 };
+/*
+ * Whose aio_* this binary has: glibc's, or (-DIO_TLAIO) libthreadlet-aio's.
+ * Each build runs only the POSIX AIO method that matches.
+ */
+#ifdef IO_TLAIO
+#define M_OWN_AIO	M_POSIX_AIO_TL
+#define M_OTHER_AIO	M_POSIX_AIO
+#else
+#define M_OWN_AIO	M_POSIX_AIO
+#define M_OTHER_AIO	M_POSIX_AIO_TL
+#endif
 
 static int fd, dfd;		/* buffered, O_DIRECT */
 static atomic_int failed;
@@ -219,7 +237,7 @@ static long run_pthread(int c)
 	return atomic_load(&done_req);
 }
 
-/* ---- POSIX AIO ---- */
+/* ---- POSIX AIO (glibc's, or libthreadlet-aio's: see M_OWN_AIO) ---- */
 static long run_posix_aio(int c)
 {
 	struct aiocb cbs[MAXC];
@@ -575,6 +593,7 @@ out:
 static long (*const mfns[NMETHODS])(int) = {
 	run_sync, run_pthread, run_posix_aio, run_kaio, run_uring,
 	run_threadlet, run_threadlet, run_syslet, run_threadlet_loop,
+	run_posix_aio,
 };
 
 /* ---- driver ---- */
@@ -709,11 +728,17 @@ static void run(int cs, int m, int ci)
 	long long t0, t1, c0, c1, t[REPS_MAX], cpu[REPS_MAX];
 	long done;
 
+	/*
+	 * posix_aio_tl reads posix_aio's blocks; the other methods' blocks
+	 * are those of the nine methods before it.
+	 */
+	int bm = m == M_POSIX_AIO_TL ? M_POSIX_AIO : m;
+
 	nreq = creqs[cs];
 	threadlet_stats(&s0);
 	/* cached: one untimed warm-up run first (r = -1) */
 	for (int r = cs == C_CACHED ? -1 : 0; r < reps; r++) {
-		want = prepare(cs, ((cs * NMETHODS + m) * NCONC + ci) * REPS_MAX + r + 1);
+		want = prepare(cs, ((cs * M_POSIX_AIO_TL + bm) * NCONC + ci) * REPS_MAX + r + 1);
 		hits = resident();
 		if (hits < hits_min)
 			hits_min = hits;
@@ -854,15 +879,25 @@ int main(int argc, char **argv)
 			fprintf(stderr, "io: unknown method %s\n", argv[i]);
 			return 64;
 		}
+		if (m == M_OTHER_AIO) {
+			fprintf(stderr, "io: %s is not in this build (%s is)\n",
+				argv[i], mnames[M_OWN_AIO]);
+			return 64;
+		}
 		want[m] = 1;
 	}
 	for (int k = 0; k < NCASES; k++)
 		want_case[k] |= !any_case;
 	for (int k = 0; k < NCONC; k++)
 		want_conc[k] |= !any_conc;
+	/* -DIO_TLAIO: posix_aio_tl alone (its aio_* are the library's) */
 	if (all)
 		for (int m = 0; m < NMETHODS; m++)
-			want[m] = m != M_TL_SYSCALL;	/* run in a child below */
+#ifdef IO_TLAIO
+			want[m] = m == M_POSIX_AIO_TL;
+#else
+			want[m] = m != M_TL_SYSCALL && m != M_POSIX_AIO_TL;	/* in a child below */
+#endif
 	if ((want[M_TL_VDSO] && !threadlet_uses_vdso()) ||
 	    (want[M_TL_SYSCALL] && threadlet_uses_vdso())) {
 		fprintf(stderr, "io: threadlet_vdso needs THREADLET_FORCE_SYSCALL unset, "
@@ -943,7 +978,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("IO-READS %lld\n", counted_reads);
-	if (all)
+	if (all && M_OWN_AIO == M_POSIX_AIO)
 		run_child(nopts, argv, mnames[M_TL_SYSCALL]);
 	printf("io: %s\n", failed ? "FAILED" : "all reads checked");
 	return failed != 0;

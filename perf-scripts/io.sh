@@ -8,7 +8,9 @@
 #                  threadlet:threadlet_fallback
 #              counting only while the method runs (per-read figures); then
 #              fio's psync, posixaio, libaio and io_uring engines on the
-#              same reads (cached and uncached), for the cross-check.
+#              same reads (cached and uncached), for the cross-check, and
+#              posixaio again with libthreadlet-aio.so preloaded
+#              (posixaio_tl).
 #   throttled  the uncached case, perf stat and fio again, on a disk that
 #              QEMU throttles ($THROTTLE), so that every uncached read waits.
 #   icount 1,2 -icount shift=0,sleep=off, one vCPU, twice (a boot per case
@@ -20,6 +22,11 @@
 #              guest idles; the two runs must agree within 1% for a figure
 #              to count as deterministic.
 #
+# posix_aio_tl, io.c's posix_aio code on libthreadlet-aio, is a second
+# build of io.c (io-tlaio, -DIO_TLAIO): the library's aio_* replace glibc's,
+# so one binary cannot have both. Each boot runs it right after io, and
+# its IO lines join io's.
+#
 # Results: $RESULTS/io.md (tables), $RESULTS/io-{cached,mixed,uncached,
 # throttled}.png (reads/s vs concurrency), $RESULTS/io-raw.txt (the guests'
 # output: IO lines, hand-off counts, perf stat CSV, fio lines); serial logs
@@ -29,12 +36,15 @@
 #   BUILD    build dir [<repo>/build]
 #   KERNEL   bzImage [$BUILD/kobj/arch/x86/boot/bzImage]
 #   LIBTL    libthreadlet.a [$BUILD/user/libthreadlet.a]
+#   LIBTLAIO libthreadlet-aio.a, beside it libthreadlet-aio.so (for fio)
+#            [the directory of $LIBTL]
 #   RESULTS  where the result files go [$BUILD/results]
 #   WALL_APPEND  extra kernel command line of the wall and throttled boots
 #            [tsc_early_khz=<the host's TSC frequency, from dmesg>]
 #   TIMEOUT  host timeout for each boot, seconds [2400]
 #   THROTTLE QEMU -drive options of the throttled boot
 #            [throttling.iops-total=1000]; empty: no throttled boot
+#   WALL_RUNS  1: the wall boot [1]; 0: none
 #   ICOUNT_RUNS  number of -icount boots [2]; 0: none, 1: no repeat check
 #   NULLBLK_NS  completion time of the -icount boots' disk, guest ns
 #            [200000]: they read the data from a memory-backed null_blk
@@ -56,11 +66,19 @@ fi
 TIMEOUT=${TIMEOUT:-2400}
 THROTTLE=${THROTTLE-throttling.iops-total=1000}
 ICOUNT_RUNS=${ICOUNT_RUNS:-2}
+WALL_RUNS=${WALL_RUNS:-1}
+LIBTLAIO=${LIBTLAIO:-$(dirname "$LIBTL")/libthreadlet-aio.a}
+{ [ -f "$LIBTLAIO" ] && [ -f "${LIBTLAIO%.a}.so" ]; } || die "no library at $LIBTLAIO or ${LIBTLAIO%.a}.so (make user)"
 
 IMG=$BUILD/bench-io
 BIN=$IMG/bin/io
 mkdir -p "$IMG/bin" "$RESULTS" "$BUILD/logs"
 build_bench "$HERE/io.c" "$BIN" -luring -laio -lrt || exit 1
+# The methods of io-tlaio (their aio_* are libthreadlet-aio's, before
+# glibc's); every other method is io's.
+TLAIO_METHODS="posix_aio_tl"
+build_bench "$HERE/io.c" "$IMG/bin/io-tlaio" -DIO_TLAIO "$LIBTLAIO" "$LIBTL" -luring -laio -lrt || exit 1
+cp "${LIBTLAIO%.a}.so" "$IMG/bin/libthreadlet-aio.so"
 build_bench "$HERE/nohlt.c" "$IMG/bin/nohlt" || exit 1
 # fio needs System V shared memory, which the guest kernel lacks.
 SHIM=$IMG/bin/fio-shm.so
@@ -77,20 +95,27 @@ th_bps=$(echo "$THROTTLE" | sed -n 's/.*bps-total=\([0-9]*\).*/\1/p')
 PRIME=$(( ${th_iops:-0} / 10 + ${th_bps:-0} / 40960 + 10 ))
 [ "$PRIME" -le 6000 ] || die "THROTTLE '$THROTTLE' allows too large a burst to fill before each run"
 
-METHODS="sync pthread posix_aio kaio io_uring threadlet_vdso threadlet_syscall syslet threadlet_loop"
+METHODS="sync pthread posix_aio posix_aio_tl kaio io_uring threadlet_vdso threadlet_syscall syslet threadlet_loop"
 CASES="cached mixed uncached throttled"
 
 # The guest script: the kernel command line is too short for it.
-sed -e "s/__METHODS__/$METHODS/" -e "s/__RAMP__/200ms/" > "$IMG/bin/io-run.sh" <<'GUEST'
+sed -e "s/__METHODS__/$METHODS/" -e "s/__TLAIO__/$TLAIO_METHODS/" -e "s/__RAMP__/200ms/" > "$IMG/bin/io-run.sh" <<'GUEST'
 #!/bin/sh
 # io-run.sh wall | throttled <primer reads> | icount [case]: the guest side
 # of perf-scripts/io.sh (the kernel command line is too short for it).
 mode=$1 prime=${2:-0}
 methods="__METHODS__"
+# iobin <method>: the io build that runs it (posix_aio_tl: io-tlaio)
+iobin() {
+	case " __TLAIO__ " in
+	*" $1 "*) echo /tests/io-tlaio ;;
+	*) echo /tests/io ;;
+	esac
+}
 ev=task-clock,context-switches,cpu-migrations,page-faults,raw_syscalls:sys_enter
 ev=$ev,threadlet:threadlet_handoff,threadlet:threadlet_fallback
 fev=task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_clock_gettime
-rc=0
+rc=0 wopt=""
 echo
 echo "io-run: start $mode"
 echo "# clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
@@ -102,7 +127,7 @@ icount) cases=${2:-cached mixed uncached} fio_cases="" opts="-r 3"
 	# No virtio disk (its latency is host time): io writes the data to
 	# null_blk, whose latency is guest time.
 	[ -b /dev/nullb0 ] || { echo "io-run: no /dev/nullb0"; exit 1; }
-	opts="$opts -w -f /dev/nullb0"
+	opts="$opts -f /dev/nullb0" wopt=-w
 	# QEMU's clock warp when the vCPU halts is racy (nohlt.c): never halt.
 	/tests/nohlt &
 	nohlt=$!
@@ -113,12 +138,15 @@ copts=""
 for c in $cases; do copts="$copts -c $c"; done
 
 # 1. Timed run of every method, without perf (threadlet_syscall runs in a
-#    child process of io with THREADLET_FORCE_SYSCALL=1).
+#    child process of io with THREADLET_FORCE_SYSCALL=1), then io-tlaio's
+#    (the data is written once, by io: -w).
 echo "== all methods, no perf"
 # shellcheck disable=SC2086
-/tests/io $copts $opts > /tmp/out.all 2>&1 || { echo "io: exit $?"; rc=1; }
+/tests/io $copts $opts $wopt > /tmp/out.all 2>&1 || { echo "io: exit $?"; rc=1; }
+# shellcheck disable=SC2086
+/tests/io-tlaio $copts $opts >> /tmp/out.all 2>&1 || { echo "io-tlaio: exit $?"; rc=1; }
 cat /tmp/out.all
-[ "$(grep -c '^io: all reads checked' /tmp/out.all)" = 2 ] || { echo "io: did not finish"; rc=1; }
+[ "$(grep -c '^io: all reads checked' /tmp/out.all)" = 3 ] || { echo "io: did not finish"; rc=1; }
 if [ "$mode" = icount ]; then
 	kill "$nohlt" || { echo "io-run: nohlt died"; rc=1; }
 	echo "io-run: rc=$rc"
@@ -144,7 +172,7 @@ for c in $cases; do
 			fi
 			# shellcheck disable=SC2086
 			IO_PERF_CTL=8,9 perf stat -x ';' -e $ev -D -1 --control fd:8,9 \
-				-o /tmp/perf.out /tests/io -c $c -n $n -r 1 $opts $m \
+				-o /tmp/perf.out "$(iobin $m)" -c $c -n $n -r 1 $opts $m \
 				> /tmp/out 2>&1 || { echo "io $c $m $n: exit $?"; rc=1; }
 			grep -v '^Events [a-z]*abled' /tmp/out |
 				sed -e 's/^IO /IO-perf /' -e 's/^# \([a-z]* [a-z_]* [0-9]*:\)/#-perf \1/'
@@ -158,7 +186,8 @@ done
 unset THREADLET_FORCE_SYSCALL
 
 # 3. fio, the same reads: psync with N jobs (threads), posixaio, libaio
-#    (O_DIRECT, as our kaio) and io_uring with iodepth N; three runs each,
+#    (O_DIRECT, as our kaio) and io_uring with iodepth N, and posixaio_tl
+#    (posixaio with libthreadlet-aio.so preloaded); three runs each,
 #    each right after one run of our matching method (XIO lines: case
 #    method N pair reads/s ns/read cpu-ns/read), then the job under perf
 #    stat twice: in full and with one read per job, so that the difference
@@ -169,16 +198,17 @@ unset THREADLET_FORCE_SYSCALL
 fio_job() { # case engine N reads-per-job [wrapper...]
 	fc=$1 fe=$2 fn=$3 per=$4
 	shift 4
-	jobs=1 depth=$fn direct=0 inv=0
+	jobs=1 depth=$fn direct=0 inv=0 engine=$fe pre=/tests/fio-shm.so
 	[ "$fe" = psync ] && jobs=$fn depth=1
+	[ "$fe" = posixaio_tl ] && engine=posixaio pre=/tests/libthreadlet-aio.so:$pre
 	[ "$fe" = libaio ] && direct=1
 	if [ "$fc" != cached ]; then
 		sync
 		echo 3 > /proc/sys/vm/drop_caches
 		inv=1
 	fi
-	"$@" env LD_PRELOAD=/tests/fio-shm.so fio --name=io --filename=/mnt/disk/data --rw=randread --bs=4k --size=64m \
-		--io_size=$((per * 4))k --ioengine="$fe" --iodepth="$depth" --numjobs="$jobs" \
+	"$@" env LD_PRELOAD=$pre fio --name=io --filename=/mnt/disk/data --rw=randread --bs=4k --size=64m \
+		--io_size=$((per * 4))k --ioengine="$engine" --iodepth="$depth" --numjobs="$jobs" \
 		--thread --group_reporting --direct=$direct --invalidate=$inv $fio_extra \
 		--output-format=terse --terse-version=3
 }
@@ -188,7 +218,7 @@ for c in $fio_cases; do
 	[ "$c" = cached ] && cat /mnt/disk/data > /dev/null
 	nreq=600
 	[ "$c" = cached ] && nreq=10000
-	for e in psync posixaio libaio io_uring; do
+	for e in psync posixaio posixaio_tl libaio io_uring; do
 		for n in 1 8 32; do
 			jobs=1
 			[ "$e" = psync ] && jobs=$n
@@ -196,13 +226,14 @@ for c in $fio_cases; do
 			case $e in
 			psync) om=pthread; [ "$n" = 1 ] && om=sync ;;
 			posixaio) om=posix_aio ;;
+			posixaio_tl) om=posix_aio_tl ;;
 			libaio) om=kaio ;;
 			*) om=$e ;;
 			esac
 			for r in 1 2 3; do
 				# ours right before each fio run: both see the same host load
 				# shellcheck disable=SC2086
-				/tests/io -c "$c" -n "$n" -r 1 $opts $om > /tmp/xio 2>&1 || { echo "io $c $om $n: exit $?"; rc=1; }
+				"$(iobin $om)" -c "$c" -n "$n" -r 1 $opts $om > /tmp/xio 2>&1 || { echo "io $c $om $n: exit $?"; rc=1; }
 				grep -q '^io: all reads checked' /tmp/xio || { echo "io $c $om $n: did not finish"; rc=1; }
 				sed -n "s/^IO $c $om $n /XIO $c $om $n $r /p" /tmp/xio
 				fio_job "$c" "$e" "$n" "$per" > /tmp/fio.out 2>&1 || { echo "fio $c $e $n: exit $?"; rc=1; }
@@ -245,8 +276,10 @@ boot() {
 }
 
 rm -f "$IMG"/rc.* "$IMG"/out.*
-echo "  QEMU    io (wall) -> $RESULTS/io.md"
-boot wall "/tests/io-run.sh wall" --append "$WALL_APPEND"
+if [ "$WALL_RUNS" = 1 ]; then
+	echo "  QEMU    io (wall) -> $RESULTS/io.md"
+	boot wall "/tests/io-run.sh wall" --append "$WALL_APPEND"
+fi
 # The throttled boot runs on its own, before the -icount pairs: its
 # figures are host time, and the host has two cores.
 if [ -n "$THROTTLE" ]; then
@@ -381,7 +414,9 @@ md=$RESULTS/io.md
 	echo "(uncached, throttled). Every read is checked (all 4096 bytes: each block holds"
 	echo "its number) and completions must equal requests. The buffered fd has"
 	echo "POSIX_FADV_RANDOM (no readahead). KAIO uses O_DIRECT in every case, so its"
-	echo "cached and mixed rows read from the disk. Wall-clock figures: plain TCG, 2"
+	echo "cached and mixed rows read from the disk. posix_aio_tl is posix_aio's code"
+	echo "(aio_read() + aio_suspend(), the same blocks) linked against libthreadlet-aio"
+	echo "(POSIX AIO on syslets) instead of glibc's AIO. Wall-clock figures: plain TCG, 2"
 	echo "vCPUs, median of $(field '^# runs per figure: \([0-9]*\).*' '\1') runs; they move by tens of percent between runs on this"
 	echo "2-core host (other QEMU runs share it): compare within one table only. Guest"
 	echo "$(grep -m1 '^# clocksource' "$raw" | cut -c3-); $(grep -m1 '^# clock step' "$raw" | cut -c3-)."
@@ -430,7 +465,9 @@ md=$RESULTS/io.md
 		echo "fio ran the same reads in the same boot (4 KiB randread of the same file,"
 		echo "fio's random map: no block twice in a job): psync with N jobs (threads,"
 		echo "\`--thread\`) against our sync (N = 1) and pthread pool, posixaio, libaio"
-		echo "(\`--direct=1\`, as our kaio) and io_uring with iodepth N; cached after reading"
+		echo "(\`--direct=1\`, as our kaio) and io_uring with iodepth N, and posixaio_tl:"
+		echo "posixaio with libthreadlet-aio.so preloaded over glibc's AIO (against our"
+		echo "posix_aio_tl); cached after reading"
 		echo "the file, uncached after drop_caches (and fio's own invalidate)$( [ -n "$THROTTLE" ] && echo "; throttled with a 200 ms \`--ramp_time\` (not counted) instead of primer reads")."
 		echo "fio runs with perf-scripts/fio-shm.c preloaded: the guest kernel has no System V"
 		echo "IPC, and the shim gives fio its job table as a shared anonymous mapping instead."
@@ -455,6 +492,7 @@ md=$RESULTS/io.md
 			function ours(e, n) {
 				if (e == "psync") return n == 1 ? "sync" : "pthread"
 				if (e == "posixaio") return "posix_aio"
+				if (e == "posixaio_tl") return "posix_aio_tl"
 				return e == "libaio" ? "kaio" : "io_uring" }
 			/^FIO / { k = $2 " " $3 " " $4
 				  if (!(k in cnt)) order[++nk] = k
@@ -621,10 +659,11 @@ md=$RESULTS/io.md
 } > "$md"
 
 # mcolor <method>: the method's colour in every plot (gnuplot's default
-# palette has eight, and there are nine methods).
+# palette has eight, and there are ten methods).
 mcolor() {
 	case $1 in
 	sync) echo '#555555' ;; pthread) echo '#009e73' ;; posix_aio) echo '#56b4e9' ;;
+	posix_aio_tl) echo '#cc79a7' ;;
 	kaio) echo '#e69f00' ;; io_uring) echo '#d8c000' ;; threadlet_vdso) echo '#0072b2' ;;
 	threadlet_syscall) echo '#d55e00' ;; syslet) echo '#000000' ;; *) echo '#9400d3' ;;
 	esac
