@@ -15,7 +15,8 @@
  *   kaio               libaio io_submit()/io_getevents() on an O_DIRECT fd
  *                      (in EVERY case: without O_DIRECT KAIO is synchronous;
  *                      so its cached and mixed figures bypass the page cache)
- *   io_uring           liburing, buffered reads
+ *   io_uring           liburing, buffered reads, in a thread of its own
+ *                      (a thread that used io_uring is never handed off)
  *   threadlet_vdso     threadlet_exec() of a function doing one pread, N
  *                      cache-miss threads, completions from the ring
  *   threadlet_syscall  the same with THREADLET_FORCE_SYSCALL=1 (the library
@@ -332,7 +333,7 @@ out:
 }
 
 /* ---- io_uring ---- */
-static long run_uring(int c)
+static long uring_reads(int c)
 {
 	struct io_uring ring;
 	struct io_uring_cqe *cqe;
@@ -375,6 +376,39 @@ static long run_uring(int c)
 	}
 	io_uring_queue_exit(&ring);
 	return done;
+}
+
+/*
+ * A thread that has used io_uring keeps its io_uring context until it
+ * exits, and the kernel does not hand such a thread off (the context is
+ * per task: kernel/async/identity.c): run in the main thread, io_uring
+ * would leave every threadlet and syslet method after it in this process
+ * falling back to synchronous reads. So it runs in a thread of its own.
+ */
+struct uring_run {
+	int c;
+	long done;
+};
+
+static void *uring_thread(void *arg)
+{
+	struct uring_run *u = arg;
+
+	u->done = uring_reads(u->c);
+	return NULL;
+}
+
+static long run_uring(int c)
+{
+	struct uring_run u = { c, 0 };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, uring_thread, &u)) {
+		FAIL("pthread_create\n");
+		return 0;
+	}
+	pthread_join(t, NULL);
+	return u.done;
 }
 
 /* ---- threadlets and syslets ---- */
