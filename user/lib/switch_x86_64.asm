@@ -21,9 +21,29 @@
 ;   +0   mxcsr (4 bytes)  +4 x87 control word (2 bytes)
 ;   +8   fn  +16 data  +24 the head's rsp at entry (-> return address)
 ; The cache-miss thread keeps using the top block (data, for a thread
-; whose fn returns without completing); the new head only reads it, at
-; .resume, with rsp on its own stack. The offsets are checked against
+; whose fn returns without completing); the new head reads it at .resume,
+; with rsp on its own stack, and clears TOP_HEAD there (its last access),
+; which the cache-miss thread never reads. The offsets are checked against
 ; struct tl_head_frame and struct tl_top in threadlet.c with _Static_assert.
+;
+; Unwinding (cfi.inc; the call frame information follows the code). While
+; fn runs, the frame that called it is tl_switch_run's, whose CFA is
+; TOP_HEAD + 8 on the head's stack: a backtrace from fn walks into the
+; caller of threadlet_exec(). After a hand-off the frames on the head's
+; stack are the new head's, not the cache-miss thread's, so there the
+; unwind ends at tl_switch_run: once .resume has cleared TOP_HEAD, the
+; rules below give that frame a CFA at the threadlet stack's top and a
+; return address of 0, the end of the stack for libgcc and gdb alike. (In
+; the few instructions between the hand-off and .resume, a cache-miss
+; thread's backtrace still reads the head's frames, which the new head is
+; about to pop: it may show the head's callers.)
+;
+; endbr64 (CET's indirect branch tracking) stands where an indirect branch
+; lands: threadlet_exec (called through the PLT or a pointer), .resume
+; (where the kernel sends a new head) and .home (tl_go_home's jmp, and the
+; kernel's return of a parked thread). The hidden functions are only called
+; directly, and the returns after the calls need none. The fast path runs
+; one endbr64, a NOP on a CPU without CET.
 FRAME_TOP	equ 0
 TOP_MXCSR	equ 0
 TOP_FCW		equ 4
@@ -32,33 +52,99 @@ TOP_DATA	equ 16
 TOP_HEAD	equ 24
 TOP_SIZE	equ 32
 
-; The System V callee-saved registers, in the frame order above.
+; The System V callee-saved registers, in the frame order above, with
+; their unwind rules: each push moves the CFA offset and records the slot.
+; The pops return each register to "not saved" (the callee-saved registers
+; are the caller's own values again).
 %macro PUSH_CALLEE_SAVED 0
 	push	rbp
+	cfi_adjust_cfa_offset 8
+	cfi_offset DW_RBP, -cfi_cfa
 	push	rbx
+	cfi_adjust_cfa_offset 8
+	cfi_offset DW_RBX, -cfi_cfa
 	push	r12
+	cfi_adjust_cfa_offset 8
+	cfi_offset DW_R12, -cfi_cfa
 	push	r13
+	cfi_adjust_cfa_offset 8
+	cfi_offset DW_R13, -cfi_cfa
 	push	r14
+	cfi_adjust_cfa_offset 8
+	cfi_offset DW_R14, -cfi_cfa
 	push	r15
+	cfi_adjust_cfa_offset 8
+	cfi_offset DW_R15, -cfi_cfa
 %endmacro
 
 %macro POP_CALLEE_SAVED 0
 	pop	r15
+	cfi_adjust_cfa_offset -8
+	cfi_restore DW_R15
 	pop	r14
+	cfi_adjust_cfa_offset -8
+	cfi_restore DW_R14
 	pop	r13
+	cfi_adjust_cfa_offset -8
+	cfi_restore DW_R13
 	pop	r12
+	cfi_adjust_cfa_offset -8
+	cfi_restore DW_R12
 	pop	rbx
+	cfi_adjust_cfa_offset -8
+	cfi_restore DW_RBX
 	pop	rbp
+	cfi_adjust_cfa_offset -8
+	cfi_restore DW_RBP
+%endmacro
+
+; The rules of the frames that PUSH_CALLEE_SAVED built (CFA = rsp + 64 or
+; an expression), for code reached by a jump.
+%macro CFI_CALLEE_SAVED_AT 0
+	cfi_offset DW_RBP, -16
+	cfi_offset DW_RBX, -24
+	cfi_offset DW_R12, -32
+	cfi_offset DW_R13, -40
+	cfi_offset DW_R14, -48
+	cfi_offset DW_R15, -56
 %endmacro
 
 	default rel
 
 %include "area.inc"
+%include "cfi.inc"
 
-	global threadlet_exec:function
-	global tl_switch_run:function hidden
-	global tl_park_home:function hidden
-	global tl_go_home:function hidden
+; DWARF register numbers (x86-64 psABI).
+DW_RBX	equ 3
+DW_RBP	equ 6
+DW_R12	equ 12
+DW_R13	equ 13
+DW_R14	equ 14
+DW_R15	equ 15
+
+; tl_switch_run's frame while rsp is at the top block (fn and the code
+; after it). CFA: TOP_HEAD + 8, or the threadlet stack's top (rsp +
+; TOP_SIZE) once TOP_HEAD is 0, after a hand-off; the return address: the
+; word at TOP_HEAD, or 0. The callee-saved registers keep their rules
+; (CFA - 16 ... - 56, the head frame's slots).
+%macro CFI_AT_TOP_BLOCK 0
+	cfi_escape DW_CFA_def_cfa_expression, 15, \
+		DW_OP_breg0 + CFI_SP, TOP_HEAD, DW_OP_deref, \
+		DW_OP_dup, DW_OP_bra, 6, 0, \
+		DW_OP_drop, DW_OP_breg0 + CFI_SP, TOP_SIZE, \
+		DW_OP_skip, 2, 0, \
+		DW_OP_plus_uconst, 8
+	cfi_escape DW_CFA_val_expression, CFI_RA, 12, \
+		DW_OP_drop, DW_OP_breg0 + CFI_SP, TOP_HEAD, DW_OP_deref, \
+		DW_OP_dup, DW_OP_bra, 3, 0, \
+		DW_OP_skip, 1, 0, \
+		DW_OP_deref
+%endmacro
+
+	global threadlet_exec:function (threadlet_exec.end - threadlet_exec)
+	global tl_switch_run:function hidden (tl_switch_run.end - tl_switch_run)
+	global tl_park_home:function hidden (tl_park_home.end - tl_park_home)
+	global tl_go_home:function hidden (tl_go_home.end - tl_go_home)
 	extern tl_on
 	extern tl_exec_slow
 	extern tl_fn_returned_slow
@@ -75,6 +161,8 @@ TOP_SIZE	equ 32
 ; Area state 0 means: registered, not a cache-miss thread, no threadlet
 ; running (lib_flags starts as TL_LIB_UNREGISTERED in every new thread).
 threadlet_exec:
+	cfi_startproc
+	endbr64
 	mov	r8, [rel __threadlet_area wrt ..gottpoff]
 	add	r8, [fs:0]			; this thread's area
 	test	rdi, rdi
@@ -89,6 +177,8 @@ threadlet_exec:
 	jnb	tl_switch_run.top
 	add	rdx, TOP_SIZE
 	jmp	tl_exec_slow
+.end:
+	cfi_endproc
 
 ; long tl_switch_run(fn [rdi], data [rsi], stack_top [rdx], ahu [rcx],
 ;                    struct threadlet_area *area [r8])
@@ -103,6 +193,7 @@ threadlet_exec:
 ; then nothing can be handed off, fn runs in place and we return 1, which
 ; is the truth.
 tl_switch_run:
+	cfi_startproc
 	sub	rdx, TOP_SIZE
 .top:
 	mov	[rdx + TOP_HEAD], rsp
@@ -112,6 +203,7 @@ tl_switch_run:
 	fnstcw	[rdx + TOP_FCW]
 	PUSH_CALLEE_SAVED
 	push	rdx				; the head frame is complete
+	cfi_adjust_cfa_offset 8
 
 	mov	rdi, r8
 	lea	rsi, [.resume]
@@ -119,6 +211,7 @@ tl_switch_run:
 	call	[rel tl_on]			; (area, .resume, frame, ahu)
 
 	pop	rsp				; the top block, 16-byte aligned
+	CFI_AT_TOP_BLOCK
 	mov	rdi, [rsp + TOP_DATA]
 	call	[rsp + TOP_FN]
 
@@ -130,21 +223,38 @@ tl_switch_run:
 	jne	.returned_slow
 .done:
 	mov	rsp, [rsp + TOP_HEAD]
+	cfi_def_cfa CFI_SP, 8
+	cfi_restore CFI_RA
+	cfi_restore DW_RBP
+	cfi_restore DW_RBX
+	cfi_restore DW_R12
+	cfi_restore DW_R13
+	cfi_restore DW_R14
+	cfi_restore DW_R15
 	mov	eax, 1
 	ret
 
 .returned_slow:
+	CFI_AT_TOP_BLOCK
+	CFI_CALLEE_SAVED_AT
 	mov	rdi, [rsp + TOP_DATA]
 	call	tl_fn_returned_slow		; returns only to the head
 	jmp	.done
 
 .resume:				; new head after a hand-off, rax = 0
+	cfi_def_cfa CFI_SP, 64
+	cfi_restore CFI_RA
+	endbr64
 	mov	rdx, [rsp + FRAME_TOP]
 	ldmxcsr	[rdx + TOP_MXCSR]
 	fldcw	[rdx + TOP_FCW]
+	mov	qword [rdx + TOP_HEAD], 0	; the cache-miss thread's unwind ends here
 	add	rsp, 8
+	cfi_def_cfa_offset 56
 	POP_CALLEE_SAVED
 	ret
+.end:
+	cfi_endproc
 
 ; long tl_park_home(struct threadlet_area *area [rdi], void *ahu [rsi])
 ;
@@ -153,8 +263,10 @@ tl_switch_run:
 ; frame's rsp) when the pool ends or a signal interrupts the wait, and
 ; tl_go_home() jumps there when a cache-miss thread cannot park again.
 tl_park_home:
+	cfi_startproc
 	PUSH_CALLEE_SAVED
 	sub	rsp, 8
+	cfi_adjust_cfa_offset 8
 	lea	rax, [.home]
 	mov	[rdi + AREA_HOME_IP], rax
 	mov	[rdi + AREA_HOME_SP], rsp
@@ -162,14 +274,25 @@ tl_park_home:
 	xor	edi, edi
 	syscall
 .home:
+	endbr64
 	add	rsp, 8
+	cfi_adjust_cfa_offset -8
 	POP_CALLEE_SAVED
 	ret
+.end:
+	cfi_endproc
 
 ; noreturn void tl_go_home(struct threadlet_area *area [rdi], long ret [rsi])
+;
+; From the moving of rsp on, the frame is tl_park_home's, at .home.
 tl_go_home:
+	cfi_startproc
 	mov	rax, rsi
 	mov	rsp, [rdi + AREA_HOME_SP]
+	cfi_def_cfa_offset 64
+	CFI_CALLEE_SAVED_AT
 	jmp	[rdi + AREA_HOME_IP]
+.end:
+	cfi_endproc
 
 	section .note.GNU-stack noalloc noexec nowrite progbits
