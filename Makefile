@@ -29,6 +29,11 @@ KMAKE    := $(MAKE) -C $(KSRC) O=$(KOBJ) CC="$(KCC)" HOSTCC="$(KCC)" \
 	    KBUILD_BUILD_TIMESTAMP="2026-01-01 00:00:00 UTC" KBUILD_BUILD_USER=threadlets \
 	    KBUILD_BUILD_HOST=qemu -j$(JOBS)
 export CCACHE_DIR ?= $(HOME)/.ccache
+# Paths under the parent of this checkout are hashed relative to the
+# compiler's directory, so a second checkout or worktree beside this one
+# (and the profiling tree under build/) hits the same cache entries.
+export CCACHE_BASEDIR ?= $(abspath $(CURDIR)/..)
+export CCACHE_NOHASHDIR ?= 1
 
 CC       := gcc
 CFLAGS   := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
