@@ -210,6 +210,14 @@ image-i386: deps tests $(B32)/busybox
 
 # --- benchmarks -----------------------------------------------------------------
 include perf-scripts/perf.mk
+
+# make profile-segments: where the instructions of one hand-off and of one
+# futex pool wake go, step by step, from local_clock() stamps in a
+# throwaway kernel (scripts/profile-segments.sh; -icount) into
+# $(B)/results/profile-segments.md.
+.PHONY: profile-segments
+profile-segments: kernel $(MICRO_BIN)
+	BUILD=$(B) scripts/profile-segments.sh
 include tests/fuzz.mk
 
 # --- running ------------------------------------------------------------------

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Turns the TLPROF/FUTEXPROF lines of a profile-segments boot into tables.
+
+Each line holds the mean instructions (guest ns under -icount) of each step
+over 1,000 iterations, stamp cost included; the first two stamps of a
+hand-off are taken back to back, so their difference is one stamp's cost,
+which is subtracted from every step.
+"""
+import re
+import sys
+
+HANDOFF = [
+    "read() from its entry to the sleep hook: pipe_read() finds the pipe "
+    "empty, prepare_to_wait_event(), schedule() up to the hook",
+    "hook: the area's flags",
+    None,  # the stamp's own cost
+    "hook: the head's checks, the resume frame, the async head (cached)",
+    "hook: claim a parked spare (head->lock)",
+    "hook: arch_threadlet_check() (segments, TLS entries, PKRU...)",
+    "hook: threadlet_check_identity() (docs/task-state.md's compared rows)",
+    "hook: threadlet_swap_identity() (siglock; TIDs, signals, pointers, LSM)",
+    "hook: arch_threadlet_swap_tls()",
+    "hook: wake_up_process_sync(spare)",
+    "rest of __schedule(): the head dequeued, the spare picked, the "
+    "context switch, the spare back from schedule()",
+    "spare: recalc_sigpending() under siglock",
+    "spare: arch_threadlet_resume() (TLS bases, SYSRET frame)",
+]
+FUTEX = [
+    "FUTEX_WAKE: the key, the hash bucket, the queue walk, wake_q built",
+    "wake_up_q(): try_to_wake_up() of the worker",
+    "from the wake-up to the worker back from schedule(): on one CPU the "
+    "waker's return to user space, its FUTEX_WAIT and the context switch; "
+    "on two, the IPI and the other CPU's exit from idle",
+]
+
+
+def table(title, names, rows, stamp, cross):
+    n = len(rows)
+    mean = [sum(r[i] for r in rows) / n for i in range(len(names))]
+    print(f"#### {title}\n")
+    print(f"Mean of {n} line(s) of 1,000 iterations; one stamp "
+          f"({stamp:.0f} instructions) subtracted from each step. "
+          f"{sum(cross)} of {n * 1000} ran the woken task on another CPU "
+          "than the one that woke it.\n")
+    print("| step | instructions |\n|---|---:|")
+    total = 0
+    for name, v in zip(names, mean):
+        if name is None:
+            continue
+        v -= stamp
+        total += v
+        print(f"| {name} | {v:.0f} |")
+    print(f"| **sum of the steps** | **{total:.0f}** |\n")
+
+
+def main():
+    log = open(sys.argv[1], errors="replace").read()
+    tl, tlx = {}, {}
+    for kind, vals, x in re.findall(r"TLPROF (\w+) ([\d ]+) cross (\d+)",
+                                    log):
+        tl.setdefault(kind, []).append([int(v) for v in vals.split()])
+        tlx.setdefault(kind, []).append(int(x))
+    fxl = re.findall(r"FUTEXPROF ([\d ]+) cross (\d+)", log)
+    fx = [[int(v) for v in vals.split()] for vals, _ in fxl]
+    if not tl or not fx:
+        sys.exit("profile-segments: no TLPROF/FUTEXPROF lines in the log")
+    rows = [r for k in tl for r in tl[k]]
+    stamp = sum(r[2] for r in rows) / len(rows)
+    for kind, title in (("leader", "hand-off, head is the main thread "
+                         "(micro's handoff: leadership moves)"),
+                        ("thread", "hand-off, head is a second thread "
+                         "(micro's handoff_thread)")):
+        if kind in tl:
+            table(title, HANDOFF, tl[kind], stamp, tlx[kind])
+    table("futex pool wake (FUTEX_WAKE of one sleeping waiter: micro's "
+          "futex_handoff, both directions)", FUTEX, fx, stamp, [int(x) for _, x in fxl])
+
+
+main()
