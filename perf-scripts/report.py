@@ -314,7 +314,7 @@ FIO_OURS = dict(posixaio="posix_aio", posixaio_tl="posix_aio_tl", libaio="kaio",
 
 def io_rows(R, mode, boot=1, bench="io"):
     """(case, method, N) in the tables' order."""
-    have = {(r["case"], r["method"], r["params"]["n"]) for r in R.sel(bench=bench, mode=mode,
+    have = {(r["case"], r["method"], r["params"].get("n")) for r in R.sel(bench=bench, mode=mode,
                                                                          boot=boot)}
     return [(c, m, n) for c in CASES for m in METHODS for n in (1, 8, 32) if (c, m, n) in have]
 
@@ -340,7 +340,7 @@ def io_wall(R):
     rows = []
     for c, m, n in io_rows(R, "wall", bench="io-perf"):
         v = [io_fig(R, c, m, n, e + "/read", bench="io-perf") for e in ev]
-        rows.append([c, m, n, n1(v[0] and v[0] / 1000)] + ["-" if x is None else "%.3f" % x
+        rows.append([c, m, n, n1(v[0] and v[0] * 1000)] + ["-" if x is None else "%.3f" % x
                                                            for x in v[1:]])
     if rows:
         out += ["", "## Per read, from perf stat", "",
@@ -531,7 +531,8 @@ def micro_short(R):
         b = R.fig("micro", p.get("base"), unit="ns/op")
         if p.get("iters") and not r["method"].endswith(("_mean", "_min")):
             rows.append(["`%s`: %s" % (r["method"], p["what"]), n1(v), "(baseline)"
-                         if p["base"] == r["method"] else "%s × `%s`" % (x2(v / b), p["base"])])
+                         if p.get("base") == r["method"] else "%s × `%s`" % (x2(v / b), p["base"])
+                         if b else "-"])
     return md(["operation", "guest instructions", "× baseline"], rows, right={1})
 
 
