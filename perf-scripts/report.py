@@ -26,32 +26,47 @@ def rec(bench, method, figure, unit, case="", **params):
                 figure=figure, unit=unit)
 
 
+# micro.c's figures in the tables' order, each with its baseline: cheap
+# operations against the direct call (the syslet against the system call it
+# makes, the syscall path against the vDSO path it replaces), the threadlet
+# hand-offs against the futex pool doing the same, the pool against creating
+# a thread per job. call and pthread are the two anchors.
+BASE = dict(call="call", null_vdso="call", null_syscall="null_vdso", getppid="call",
+            syslet_null="getppid", pthread="pthread", pthread_mean="pthread",
+            handoff="futex_handoff", handoff_mean="futex_handoff_mean",
+            handoff_min="futex_handoff_min", roundtrip="futex_roundtrip",
+            futex_handoff="pthread", futex_handoff_mean="pthread_mean",
+            futex_handoff_min="pthread", futex_pingpong="pthread", futex_roundtrip="pthread",
+            handoff_thread="futex_handoff", roundtrip_thread="futex_roundtrip", clock="call")
+# The threadlet issue's targets: (name, a, b, test of a and b, what is wanted).
+TARGETS = [("vdso_minus_call", "null_vdso", "call", lambda a, b: a - b <= 60, "<= 60 ns"),
+           ("syscall_over_vdso", "null_syscall", "null_vdso", lambda a, b: a >= 10 * b, ">= 10x"),
+           ("pthread_over_handoff", "pthread", "handoff", lambda a, b: a > 5 * b, "> 5x")]
+
+
 def ingest_micro(lines, bench):
-    """micro.c's first run of the boot (before perf stat) and reads.c's."""
-    out, rows, on = [], {}, False
+    """micro.c's first run of the boot (before perf stat) and reads.c's:
+    "RESULT <name> <ns> [<iterations> <what>]"."""
+    out, on = [], False
     for l in lines:
-        if "threadlet micro-benchmark:" in l:
-            on = True
-        if not on:
-            continue
-        if l.startswith("== "):
+        on = on or "threadlet micro-benchmark:" in l
+        if on and l.startswith("== "):
             break
-        m = re.match(r"^  ([a-z_0-9]+) +([0-9.]+) +(\d+) +(?:-|[0-9.]+ x [a-z_]+) +(.*)$", l)
-        if m:
-            rows[m[1]] = (int(m[3]), m[4])
-        m = re.match(r"^RESULT (\S+) ([0-9.]+)$", l)
-        if m:
-            iters, what = rows.get(m[1], (0, ""))
-            unit = "ns/read" if m[1].startswith(("cached_", "cold_")) else "ns/op"
-            out.append(rec(bench, m[1], float(m[2]), unit, iters=iters, what=what))
-        m = re.match(r"^BASELINE (\S+) (\S+) ", l)
-        if m:
-            for r in out:
-                if r["method"] == m[1]:
-                    r["params"]["base"] = m[2]
-        m = re.match(r"^TARGET (\S+) (met|MISSED) (.*)$", l)
-        if m:
-            out.append(rec(bench, m[1], int(m[2] == "met"), "target", text=m[3]))
+        m = re.match(r"^RESULT (\S+) ([0-9.]+)(?: (\d+) (.*))?$", l) if on else None
+        if m and m[3]:
+            out.append(rec(bench, m[1], float(m[2]), "ns/op", iters=int(m[3]), what=m[4],
+                           base=BASE.get(m[1], m[1])))
+        elif m:
+            out.append(rec(bench, m[1], float(m[2]), "ns/read"))
+    out.sort(key=lambda r: list(BASE).index(r["method"]) if r["method"] in BASE else len(BASE))
+    f = {r["method"]: r["figure"] for r in out}
+    if "null_vdso" in f and "call" in f:
+        out.append(rec(bench, "vdso_minus_call", round(f["null_vdso"] - f["call"], 1), "ns/op"))
+    for name, a, b, test, want in TARGETS:
+        if a in f and b in f and f[b] > 0:
+            got = "%.1f ns" % (f[a] - f[b]) if "minus" in name else "%.2fx" % (f[a] / f[b])
+            out.append(rec(bench, name, int(test(f[a], f[b])), "target",
+                           text="%s, want %s" % (got, want)))
     return out
 
 
@@ -128,8 +143,11 @@ def ingest(a):
         recs = ingest_scale(lines)
     if not recs:
         sys.exit("report.py: no figures in %s" % a.file)
+    # the run's date: --date, or the driver's "# YYYY-MM-DD HH:MM:SS UTC" line
+    m = re.search(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d):\d\d UTC", "\n".join(lines[:5]), re.M)
+    date = a.date or (m[1] + " UTC" if m else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     for r in recs:
-        r.update(boot=a.boot, mode=a.mode, date=a.date)
+        r.update(boot=a.boot, mode=a.mode, date=date)
         print(json.dumps(r, sort_keys=True))
 
 # ---- reading records ------------------------------------------------------------
@@ -598,7 +616,7 @@ def main():
     i.add_argument("--mode", choices=["icount", "wall"], required=True)
     i.add_argument("--boot", type=int, default=1)
     i.add_argument("--case", default="", help="io: count every case as this one")
-    i.add_argument("--date", default=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    i.add_argument("--date", help="of the run [the file's date line, or now]")
     i.add_argument("file")
     r = sub.add_parser("report")
     r.add_argument("--results", default="build/results")

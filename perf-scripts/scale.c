@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define MAX_HEADS	8
 
 struct head {
@@ -40,11 +42,6 @@ struct head {
 
 static struct head heads[MAX_HEADS];
 static volatile int stop;
-
-static long futex(uint32_t *uaddr, int op, uint32_t val)
-{
-	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
-}
 
 static long blocker(void *data)
 {
