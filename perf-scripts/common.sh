@@ -22,21 +22,24 @@ NULLBLK_NS=${NULLBLK_NS:-200000}
 NULLBLK_APPEND="null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1"
 
 # build_bench <source.c> <binary> [extra options and libraries...]:
-# (re)builds a static benchmark when it is older than its source, the
-# library or a library given.
+# (re)builds a static benchmark when it is older than its source, a header
+# it includes (gcc -MMD -MP writes them to <binary>.d), the library or a
+# library given.
 build_bench() {
-	local src=$1 bin=$2
+	local src=$1 bin=$2 f fresh=0
 	shift 2
-	local h fresh=1
-	for h in "$src" "$LIBTL" "$(dirname "$src")"/*.h "$@"; do
-		[ ! "$h" -nt "$bin" ] || fresh=0
-	done
-	if [ -x "$bin" ] && [ "$fresh" = 1 ]; then
-		return 0
+	if [ -x "$bin" ] && [ -f "$bin.d" ]; then
+		fresh=1
+		# the first rule of the .d file: "<binary>: <source> <headers...>"
+		for f in $(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' "$bin.d" | head -n1 | cut -d: -f2-) \
+			"$LIBTL" "$@"; do
+			[ ! "$f" -nt "$bin" ] || fresh=0
+		done
 	fi
+	[ "$fresh" = 0 ] || return 0
 	mkdir -p "$(dirname "$bin")"
 	echo "  CC      $bin"
-	$CC -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
+	$CC -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -MMD -MP -MF "$bin.d" \
 		-I"$REPO/user/include" -I"$REPO/include/uapi" -static \
 		-o "$bin" "$src" "$LIBTL" "$@"
 }

@@ -9,10 +9,12 @@
 MICRO_BIN := $(B)/tests/micro
 
 # Static, like the guest tests; linked against the library in $(B)/user.
+# Its headers are tracked by -MMD -MP ($(MICRO_BIN).d).
 $(MICRO_BIN): perf-scripts/micro.c $(B)/user/libthreadlet.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iuser/include -Iinclude/uapi -static -o $@ $< \
+	$(CC) $(CFLAGS) -MMD -MP -Iuser/include -Iinclude/uapi -static -o $@ $< \
 		$(B)/user/libthreadlet.a
+-include $(MICRO_BIN).d
 
 # make report: perf-scripts/report.py on the records in $(B)/results/*.jsonl:
 # every table, plot and determinism check there, and README.md's figures
