@@ -13,7 +13,7 @@
 # runs micro32 there: $RESULTS/micro32-i386-icount.txt.
 #
 # Results: the guests' output in $RESULTS/micro-<run>.txt, their figures
-# as records in $RESULTS/micro.jsonl (perf-scripts/report.py ingest), and
+# as records in $RESULTS/micro-<run>.jsonl (perf-scripts/report.py ingest),
 # then report.py's micro.md, micro-cost.png and determinism.txt (every
 # figure of the later -icount boots against the first); serial logs:
 # $BUILD/logs/micro-<run>.log. icount mode boots ICOUNT_RUNS times (the
@@ -145,9 +145,7 @@ for run in $runs; do
 			sed -n 2,4p "$out"
 			grep -v -e '^\[' -e '^TL-' "$log" | sed -n '/^== micro32/,$p' | sed 1d
 		} > "$RESULTS/micro32-$run.txt"
-		grep -E '^TARGET' "$RESULTS/micro32-$run.txt" | head -n 3 | sed "s/^/  $run (32-bit): /"
 	fi
-	grep -E '^TARGET' "$out" | head -n 3 | sed "s/^/  $run: /"
 	[ "$rc" = 0 ] || { echo "micro.sh: $run run failed (exit $rc), see $log" >&2; status=1; }
 done
 
@@ -180,19 +178,24 @@ if [ -n "$MICRO32" ] && [ -f "$K32" ] && [ -f "$BB32" ] && [[ " $runs " == *" ic
 fi
 
 # Records: the first micro run of each boot (micro.c's and reads.c's
-# figures), micro32's, then the report.
-recs=$RESULTS/micro.jsonl
-: > "$recs"
+# figures) and micro32's, in micro-<run>.jsonl, which replaces the records
+# of the same run before it (a run without figures leaves none); then the
+# report, from every run's records.
 for run in $runs; do
 	mode=${run%%-*} boot=${run#*-}
 	[ "$boot" != "$run" ] || boot=1
+	recs=$RESULTS/micro-$run.jsonl
+	rm -f "$recs"
 	for b in micro micro32; do
 		f=$RESULTS/$b-$run.txt
-		[ -s "$f" ] && python3 "$HERE/report.py" ingest "$b" --mode "$mode" --boot "$boot" "$f" >> "$recs" || status=1
+		{ [ -s "$f" ] && python3 "$HERE/report.py" ingest "$b" --mode "$mode" --boot "$boot" "$f" >> "$recs"; } ||
+			status=1
 	done
 done
+rm -f "$RESULTS/micro32-i386-icount.jsonl"
 [ ! -s "$RESULTS/micro32-i386-icount.txt" ] ||
-	python3 "$HERE/report.py" ingest micro32-i386 --mode icount "$RESULTS/micro32-i386-icount.txt" >> "$recs" || status=1
+	python3 "$HERE/report.py" ingest micro32-i386 --mode icount "$RESULTS/micro32-i386-icount.txt" \
+		> "$RESULTS/micro32-i386-icount.jsonl" || status=1
 python3 "$HERE/report.py" report --results "$RESULTS" || status=1
 echo "  RESULTS $RESULTS/micro.md $RESULTS/micro-cost.png"
 exit $status
