@@ -492,6 +492,7 @@ def io_report(R, res, det, plots):
     write(res, "io.md", out)
     if not plots:
         return
+    io_cpu_plot(R, res)
     for mode, c in [("wall", c) for c in CASES] + [("icount", "mixed"), ("icount", "uncached")]:
         data, series = [], []
         for m in METHODS:
@@ -514,6 +515,26 @@ def io_report(R, res, det, plots):
                 "set logscale x 2", "set xtics (1, 8, 32)", "set xrange [0.8:40]",
                 "set yrange [0:*]", "set grid", "set key outside right",
                 "plot " + ", ".join(series)])
+
+def io_cpu_plot(R, res):
+    """Instructions per read of every method side by side, N = 32 (sync:
+    N = 1), one cluster per case: -icount, boot 1."""
+    cases = [c for c in CASES if R.sel(bench="io", case=c, mode="icount")]
+    ms = [m for m in METHODS if R.sel(bench="io", method=m, mode="icount")]
+    if not cases:
+        return
+    data = [" ".join([c] + [str(io_fig(R, c, m, 1 if m == "sync" else 32, "cpu-ns/read", "icount")
+                                or "-") for m in ms]) for c in cases]
+    plot(res, "io-icount-cpu.png", data, [
+        "set terminal pngcairo size 1000,600 font ',10' noenhanced",
+        "set title 'CPU per 4 KiB read at N = 32 (sync: N = 1), guest instructions (QEMU -icount)'",
+        "set ylabel 'instructions per read (io process, all threads)'",
+        "set style data histogram", "set style histogram cluster gap 1",
+        "set style fill solid 0.8 border -1", "set boxwidth 0.9", "set datafile missing '-'",
+        "set yrange [0:*]", "set grid ytics", "set key outside right",
+        "plot " + ", ".join("$d using %d:xtic(1) lc rgb '%s' title '%s'" % (i + 2, COLOR[m], m)
+                            for i, m in enumerate(ms))])
+
 
 # ---- scale, README, main ------------------------------------------------------------
 
