@@ -15,6 +15,15 @@ die() { echo "$NAME: $*" >&2; exit 64; }
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (make kernel)"
 [ -f "$LIBTL" ] || die "no library at $LIBTL (make user)"
 
+# Under host load the guest often fails to calibrate its TSC against the
+# PIT and falls back to jiffies (1 ms clock steps, and clock_gettime
+# becomes a system call). Under TCG the guest reads the host's TSC, so the
+# wall-clock boots are given the host's TSC frequency (tsc_early_khz).
+if [ -z "${WALL_APPEND+set}" ]; then
+	khz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\)[0-9]* MHz.*/\1\2/p' | head -n1)
+	WALL_APPEND=${khz:+tsc_early_khz=${khz}00}
+fi
+
 # The -icount boots' data device: a memory-backed null_blk whose requests
 # complete after NULLBLK_NS of guest time (the virtio disk's complete in
 # host time). NULLBLK_APPEND is its kernel command line.

@@ -40,7 +40,8 @@
 #            [$BUILD/kobj-i386/arch/x86/boot/bzImage, $BUILD/i386/busybox]
 #   MODES    which modes to run ["icount wall"]
 #   ICOUNT_RUNS  boots in icount mode, to check determinism [2]
-#   ICOUNT_APPEND, WALL_APPEND  extra kernel command line
+#   ICOUNT_APPEND, WALL_APPEND  extra kernel command line [none; wall:
+#            common.sh's tsc_early_khz=<the host's TSC frequency>]
 #   TIMEOUT  host timeout per boot, seconds [900]
 #   NULLBLK_NS  completion time of null_blk requests in the -icount boots,
 #            guest ns [200000]
@@ -181,6 +182,7 @@ fi
 # figures) and micro32's, in micro-<run>.jsonl, which replaces the records
 # of the same run before it (a run without figures leaves none); then the
 # report, from every run's records.
+[[ " $runs " != *" icount "* ]] || rm -f "$RESULTS"/micro-icount*.jsonl
 for run in $runs; do
 	mode=${run%%-*} boot=${run#*-}
 	[ "$boot" != "$run" ] || boot=1

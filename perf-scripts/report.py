@@ -7,11 +7,15 @@
       {bench, method, case, params, figure, unit, boot, mode, date}
   report.py report [--results DIR] [--readme FILE --template FILE] [--no-plots]
       reads DIR/*.jsonl and writes DIR/micro.md, io.md, scale.md, the
-      determinism comparison (DIR/determinism.txt), the plots, and the
-      README's figures section between its markers, from the template.
+      determinism comparisons (DIR/micro-determinism.txt and
+      io-determinism.txt), the plots, and the README's figures section
+      between its markers, from the template.
 
-A template is markdown with {{ expression }} fields, evaluated here with
-fig(), table(), date() and the number formats below.
+A template is markdown with {{ expression }} fields, Python expressions
+evaluated with fig(bench, method, case, mode, boot, unit, **params),
+date(bench), tgt(bench, target), det(bench), the tables micro(),
+micro32(), io(case, ...) and scale(), and the number formats n0, n1, x2;
+a field whose figure has no record reads "-".
 """
 import argparse, glob, json, os, re, shutil, statistics, subprocess, sys, time
 
