@@ -172,8 +172,9 @@ class Records:
               if unit is None or r["unit"] == unit]
         return rs[0]["figure"] if rs else None
 
-    def date(self, bench):
-        ds = sorted(r["date"] for r in self.recs if r["bench"] == bench)
+    def date(self, bench, mode=None):
+        ds = sorted(r["date"] for r in self.recs if r["bench"] == bench and
+                    mode in (None, r["mode"]))
         return ds[-1] if ds else "no run"
 
 
