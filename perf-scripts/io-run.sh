@@ -1,10 +1,13 @@
 #!/bin/sh
 # io-run.sh wall | throttled <primer reads> | icount [case]: the guest side
 # of perf-scripts/io.sh (the kernel command line is too short for it).
-# Its output is read by perf-scripts/report.py ingest io.
+# wall and throttled take a third argument, methods separated by commas:
+# those alone, in every step (a short run). Its output is read by
+# perf-scripts/report.py ingest io.
 set -eu
-mode=$1 prime=${2:-0}
+mode=$1 prime=${2:-0} only=${3:-}
 methods="sync pthread posix_aio posix_aio_tl kaio io_uring threadlet_vdso threadlet_syscall syslet threadlet_loop"
+[ -z "$only" ] || methods=$(echo "$only" | tr , ' ')
 # iobin <method>: the io build that runs it: posix_aio_tl's aio_* are
 # libthreadlet-aio's (io-tlaio, built with -DIO_TLAIO), the rest io's.
 iobin() {
@@ -42,12 +45,26 @@ for c in $cases; do copts="$copts -c $c"; done
 #    child process of io with THREADLET_FORCE_SYSCALL=1), then io-tlaio's
 #    (the data is written once, by io: -w).
 echo "== all methods, no perf"
-# shellcheck disable=SC2086
-/tests/io $copts $opts $wopt > /tmp/out.all 2>&1 || { echo "io: exit $?"; rc=1; }
-# shellcheck disable=SC2086
-/tests/io-tlaio $copts $opts >> /tmp/out.all 2>&1 || { echo "io-tlaio: exit $?"; rc=1; }
+if [ -z "$only" ]; then
+	# shellcheck disable=SC2086
+	/tests/io $copts $opts $wopt > /tmp/out.all 2>&1 || { echo "io: exit $?"; rc=1; }
+	# shellcheck disable=SC2086
+	/tests/io-tlaio $copts $opts >> /tmp/out.all 2>&1 || { echo "io-tlaio: exit $?"; rc=1; }
+	runs=3
+else
+	: > /tmp/out.all
+	runs=0
+	for m in $methods; do
+		runs=$((runs + 1))
+		force=""
+		[ "$m" != threadlet_syscall ] || force=THREADLET_FORCE_SYSCALL=1
+		# shellcheck disable=SC2086
+		env $force "$(iobin $m)" $copts $opts $wopt $m >> /tmp/out.all 2>&1 ||
+			{ echo "io $m: exit $?"; rc=1; }
+	done
+fi
 cat /tmp/out.all
-[ "$(grep -c '^io: all reads checked' /tmp/out.all)" = 3 ] || { echo "io: did not finish"; rc=1; }
+[ "$(grep -c '^io: all reads checked' /tmp/out.all)" = $runs ] || { echo "io: did not finish"; rc=1; }
 if [ "$mode" = icount ]; then
 	kill "$nohlt" || { echo "io-run: nohlt died"; rc=1; }
 	echo "io-run: rc=$rc"
@@ -129,6 +146,10 @@ for c in $fio_cases; do
 			posixaio_tl) om=posix_aio_tl ;;
 			libaio) om=kaio ;;
 			*) om=$e ;;
+			esac
+			case " $methods " in
+			*" $om "*) ;;
+			*) continue ;;
 			esac
 			for r in 1 2 3; do
 				# ours right before each fio run: both see the same host load
