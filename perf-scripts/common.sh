@@ -20,7 +20,7 @@ die() { echo "$NAME: $*" >&2; exit 64; }
 # becomes a system call). Under TCG the guest reads the host's TSC, so the
 # wall-clock boots are given the host's TSC frequency (tsc_early_khz).
 if [ -z "${WALL_APPEND+set}" ]; then
-	khz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\)[0-9]* MHz.*/\1\2/p' | head -n1)
+	khz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\)[0-9]* MHz.*/\1\2/p' | head -n1) || khz=""
 	WALL_APPEND=${khz:+tsc_early_khz=${khz}00}
 fi
 

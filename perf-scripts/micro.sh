@@ -48,7 +48,7 @@
 #
 # tests/run-qemu.sh adds tsc=reliable (a fine-grained CLOCK_MONOTONIC) and,
 # with --icount, boots one CPU with no input that varies between boots.
-set -uo pipefail
+set -euo pipefail
 
 NAME=micro.sh
 # shellcheck source=perf-scripts/common.sh
@@ -122,11 +122,11 @@ for run in $runs; do
 	log=$BUILD/logs/micro-$run.log
 	out=$RESULTS/micro-$run.txt
 	echo "  QEMU    micro ($run) -> $out"
+	rc=0
 	BUILD=$BUILD KERNEL=$KERNEL INITRD=$IMG/initramfs.cpio DISK=$IMG/disk.img \
 		"$REPO/tests/run-qemu.sh" "${flags[@]}" --name "micro-$run" \
 		--timeout "$TIMEOUT" --guest-timeout "$TIMEOUT" \
-		--append "$append" --cmd "$guest" > /dev/null
-	rc=$?
+		--append "$append" --cmd "$guest" > /dev/null || rc=$?
 	{
 		echo "# threadlet micro-benchmark, mode $mode"
 		echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'), kernel $KERNEL"
@@ -138,13 +138,13 @@ for run in $runs; do
 		grep -v -e '^\[' -e '^TL-' "$log" |
 			sed -n '/threadlet micro-benchmark:/,$p' |
 			sed 's/^.*\(threadlet micro-benchmark:\)/\1/' |
-			sed '/^== micro32/,$d'
+			sed '/^== micro32/,$d' || true
 	} > "$out"
 	if [ -n "$MICRO32" ]; then
 		{
 			echo "# threadlet micro-benchmark as a 32-bit program, mode $mode"
 			sed -n 2,4p "$out"
-			grep -v -e '^\[' -e '^TL-' "$log" | sed -n '/^== micro32/,$p' | sed 1d
+			grep -v -e '^\[' -e '^TL-' "$log" | sed -n '/^== micro32/,$p' | sed 1d || true
 		} > "$RESULTS/micro32-$run.txt"
 	fi
 	[ "$rc" = 0 ] || { echo "micro.sh: $run run failed (exit $rc), see $log" >&2; status=1; }
@@ -163,17 +163,17 @@ if [ -n "$MICRO32" ] && [ -f "$K32" ] && [ -f "$BB32" ] && [[ " $runs " == *" ic
 	echo micro32 > "$IMG/i386/list"
 	BUSYBOX=$BB32 NO_TOOLS=1 "$REPO/tests/mkimage.sh" "$IMG/i386" "$IMG/i386/bin" \
 		"$IMG/i386/list" || exit 1
+	rc=0
 	BUILD=$BUILD KERNEL=$K32 INITRD=$IMG/i386/initramfs.cpio DISK=$BUILD/i386/disk.img \
 		QEMU_BIN=qemu-system-i386 QEMU_CPU=max,vendor=GenuineIntel \
 		"$REPO/tests/run-qemu.sh" --icount --no-disk --name micro32-i386 \
 		--timeout "$TIMEOUT" --guest-timeout "$TIMEOUT" --cmd "/tests/micro32" \
-		> "$IMG/i386/out.txt" 2>&1
-	rc=$?
+		> "$IMG/i386/out.txt" 2>&1 || rc=$?
 	{
 		echo "# threadlet micro-benchmark as a 32-bit program on the native i386 kernel, mode icount"
 		echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'), kernel $K32"
 		echo "# qemu: qemu-system-i386, --icount --no-disk; run-qemu.sh exit $rc"
-		grep -v -e '^\[' -e '^TL-' -e SeaBIOS -e 'Booting from' "$IMG/i386/out.txt"
+		grep -v -e '^\[' -e '^TL-' -e SeaBIOS -e 'Booting from' "$IMG/i386/out.txt" || true
 	} > "$out"
 	[ "$rc" = 0 ] || { echo "micro.sh: i386 run failed (exit $rc)" >&2; status=1; }
 fi
@@ -188,7 +188,7 @@ for run in $runs; do
 	[ "$boot" != "$run" ] || boot=1
 	recs=$RESULTS/micro-$run.jsonl
 	rm -f "$recs"
-	for b in micro micro32; do
+	for b in micro ${MICRO32:+micro32}; do
 		f=$RESULTS/$b-$run.txt
 		{ [ -s "$f" ] && python3 "$HERE/report.py" ingest "$b" --mode "$mode" --boot "$boot" "$f" >> "$recs"; } ||
 			status=1
