@@ -27,7 +27,7 @@
 # so one binary cannot have both. Each boot runs it right after io, and
 # its IO lines join io's.
 #
-# Results: $RESULTS/io.jsonl (the records), and from them (report.py)
+# Results: $RESULTS/io-<boot>.jsonl (the records), and from them (report.py)
 # io.md, io-determinism.txt and the plots io-{cached,mixed,uncached,
 # throttled}.png, io-icount-{mixed,uncached}.png; io-raw.txt (the guests'
 # output: IO lines, hand-off counts, perf stat CSV, fio JSON); serial logs
@@ -41,11 +41,13 @@
 #            [the directory of $LIBTL]
 #   RESULTS  where the result files go [$BUILD/results]
 #   WALL_APPEND  extra kernel command line of the wall and throttled boots
-#            [tsc_early_khz=<the host's TSC frequency, from dmesg>]
+#            [common.sh's: tsc_early_khz=<the host's TSC frequency>]
 #   TIMEOUT  host timeout for each boot, seconds [2400]
 #   THROTTLE QEMU -drive options of the throttled boot
 #            [throttling.iops-total=1000]; empty: no throttled boot
 #   WALL_RUNS  1: the wall boot [1]; 0: none
+#   WALL_METHODS  the wall and throttled boots run these methods alone,
+#            separated by commas (a short run) [all]
 #   ICOUNT_RUNS  number of -icount boots [2]; 0: none, 1: no repeat check
 #   NULLBLK_NS  completion time of the -icount boots' disk, guest ns
 #            [200000]: they read the data from a memory-backed null_blk
@@ -56,14 +58,6 @@ set -uo pipefail
 NAME=io.sh
 # shellcheck source=perf-scripts/common.sh
 . "$(dirname "$0")/common.sh"
-# Under host load the guest often fails to calibrate its TSC against the
-# PIT and falls back to jiffies (1 ms clock steps, and clock_gettime
-# becomes a system call). Under TCG the guest reads the host's TSC, so the
-# host's TSC frequency is given to the guest instead (tsc_early_khz).
-if [ -z "${WALL_APPEND+set}" ]; then
-	khz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\)[0-9]* MHz.*/\1\2/p' | head -n1)
-	WALL_APPEND=${khz:+tsc_early_khz=${khz}00}
-fi
 TIMEOUT=${TIMEOUT:-2400}
 THROTTLE=${THROTTLE-throttling.iops-total=1000}
 ICOUNT_RUNS=${ICOUNT_RUNS:-2}
@@ -115,13 +109,13 @@ boot() {
 rm -f "$IMG"/rc.* "$IMG"/out.*
 if [ "$WALL_RUNS" = 1 ]; then
 	echo "  QEMU    io (wall) -> $RESULTS/io.md"
-	boot wall "/tests/io-run.sh wall" --append "$WALL_APPEND"
+	boot wall "/tests/io-run.sh wall 0 ${WALL_METHODS:-}" --append "$WALL_APPEND"
 fi
 # The throttled boot runs on its own, before the -icount pairs: its
 # figures are host time, and the host has two cores.
 if [ -n "$THROTTLE" ]; then
 	echo "  QEMU    io (throttled: $THROTTLE)"
-	boot throttled "/tests/io-run.sh throttled $PRIME" --append "$WALL_APPEND" \
+	boot throttled "/tests/io-run.sh throttled $PRIME ${WALL_METHODS:-}" --append "$WALL_APPEND" \
 		--drive-opts "$THROTTLE"
 fi
 # Each case gets its own -icount boots, so that every case starts from the
@@ -174,19 +168,21 @@ rc=0
 	done
 } > "$raw"
 
-# Records: every boot's figures (the throttled boot's as case
-# "throttled"), then the report.
-recs=$RESULTS/io.jsonl
-: > "$recs"
+# Records: each boot's figures (the throttled boot's as case "throttled")
+# in io-<boot>.jsonl, which replaces the records of that boot before it;
+# then the report, from every boot's records.
+date=$(date -u '+%Y-%m-%d %H:%M UTC')
+[ "$ICOUNT_RUNS" = 0 ] || rm -f "$RESULTS"/io-icount-*.jsonl
 for f in "$IMG"/out.wall "$IMG"/out.throttled "$IMG"/out.icount-*; do
-	[ -s "$f" ] || continue
+	[ -f "$f" ] || continue
 	b=${f##*/out.}
 	case $b in
 	wall) args=(--mode wall) ;;
 	throttled) args=(--mode wall --case throttled) ;;
 	*) args=(--mode icount --boot "${b#icount-}") ;;
 	esac
-	python3 "$HERE/report.py" ingest io "${args[@]}" "$f" >> "$recs" || rc=1
+	rm -f "$RESULTS/io-$b.jsonl"
+	python3 "$HERE/report.py" ingest io "${args[@]}" --date "$date" "$f" > "$RESULTS/io-$b.jsonl" || rc=1
 done
 python3 "$HERE/report.py" report --results "$RESULTS" || rc=1
 cs=$(sed -n 's/^# clocksource \([^ ]*\).*/\1/p' "$raw" | head -n1)
