@@ -105,7 +105,7 @@ kernel: prepare $(KOBJ)/.config
 
 # --- user space ---------------------------------------------------------------
 LIBTL    := $(B)/user/libthreadlet.a
-TCFLAGS  := $(CFLAGS) -Iuser/include -Iinclude/uapi
+TCFLAGS  := $(CFLAGS) -MMD -MP -Iuser/include -Iinclude/uapi
 
 user: deps
 	@$(MAKE) -s -C user O=$(B)/user
@@ -155,6 +155,9 @@ $(TBIN)/%: user/examples/%.c $(LIBTL) | deps
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
 
 tests: user user32 $(GUEST_TESTS) $(GUEST32) $(GUEST_M32) $(EXAMPLES)
+
+# The test programs' header dependencies (-MMD -MP in TCFLAGS).
+-include $(wildcard $(TBIN)/*.d)
 
 # --- installing -----------------------------------------------------------------
 # The library, its headers and .pc files (user/Makefile), and the man pages.

@@ -15,6 +15,15 @@ die() { echo "$NAME: $*" >&2; exit 64; }
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (make kernel)"
 [ -f "$LIBTL" ] || die "no library at $LIBTL (make user)"
 
+# Under host load the guest often fails to calibrate its TSC against the
+# PIT and falls back to jiffies (1 ms clock steps, and clock_gettime
+# becomes a system call). Under TCG the guest reads the host's TSC, so the
+# wall-clock boots are given the host's TSC frequency (tsc_early_khz).
+if [ -z "${WALL_APPEND+set}" ]; then
+	khz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\)[0-9]* MHz.*/\1\2/p' | head -n1) || khz=""
+	WALL_APPEND=${khz:+tsc_early_khz=${khz}00}
+fi
+
 # The -icount boots' data device: a memory-backed null_blk whose requests
 # complete after NULLBLK_NS of guest time (the virtio disk's complete in
 # host time). NULLBLK_APPEND is its kernel command line.
@@ -22,21 +31,24 @@ NULLBLK_NS=${NULLBLK_NS:-200000}
 NULLBLK_APPEND="null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_nsec=$NULLBLK_NS null_blk.gb=1"
 
 # build_bench <source.c> <binary> [extra options and libraries...]:
-# (re)builds a static benchmark when it is older than its source, the
-# library or a library given.
+# (re)builds a static benchmark when it is older than its source, a header
+# it includes (gcc -MMD -MP writes them to <binary>.d), the library or a
+# library given.
 build_bench() {
-	local src=$1 bin=$2
+	local src=$1 bin=$2 f fresh=0
 	shift 2
-	local h fresh=1
-	for h in "$src" "$LIBTL" "$(dirname "$src")"/*.h "$@"; do
-		[ ! "$h" -nt "$bin" ] || fresh=0
-	done
-	if [ -x "$bin" ] && [ "$fresh" = 1 ]; then
-		return 0
+	if [ -x "$bin" ] && [ -f "$bin.d" ]; then
+		fresh=1
+		# the first rule of the .d file: "<binary>: <source> <headers...>"
+		for f in $(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' "$bin.d" | head -n1 | cut -d: -f2-) \
+			"$LIBTL" "$@"; do
+			[ ! "$f" -nt "$bin" ] || fresh=0
+		done
 	fi
+	[ "$fresh" = 0 ] || return 0
 	mkdir -p "$(dirname "$bin")"
 	echo "  CC      $bin"
-	$CC -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
+	$CC -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -MMD -MP -MF "$bin.d" \
 		-I"$REPO/user/include" -I"$REPO/include/uapi" -static \
 		-o "$bin" "$src" "$LIBTL" "$@"
 }

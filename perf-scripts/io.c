@@ -90,7 +90,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "data.h"
+#include "bench.h"
 
 #define NBLOCKS		DATA_BLOCKS
 #define BS		DATA_BS
@@ -141,22 +141,6 @@ static long long counted_reads;	/* reads done while perf counted */
 
 #define FAIL(...) do { if (atomic_fetch_add(&failed, 1) < 10) \
 	fprintf(stderr, "io: " __VA_ARGS__); } while (0)
-
-static long long now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static long long cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* xorshift64*: fixed seeds, so runs are reproducible. */
 static u64 rng_state;

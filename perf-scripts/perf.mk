@@ -3,37 +3,51 @@
 #
 #   make bench-micro   build the kernel, the image and perf-scripts/micro.c,
 #                      then run it in QEMU with -icount (1 ns = 1 guest
-#                      instruction) and in wall-clock TCG; the figures go to
-#                      $(B)/results/micro-icount.txt and micro-wall.txt.
+#                      instruction) and in wall-clock TCG; the records go to
+#                      $(B)/results/micro.jsonl, the tables to micro.md.
 
 MICRO_BIN := $(B)/tests/micro
 
 # Static, like the guest tests; linked against the library in $(B)/user.
+# Its headers are tracked by -MMD -MP ($(MICRO_BIN).d).
 $(MICRO_BIN): perf-scripts/micro.c $(B)/user/libthreadlet.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iuser/include -Iinclude/uapi -static -o $@ $< \
+	$(CC) $(CFLAGS) -MMD -MP -Iuser/include -Iinclude/uapi -static -o $@ $< \
 		$(B)/user/libthreadlet.a
+-include $(MICRO_BIN).d
 
-.PHONY: bench-micro
+# make report: perf-scripts/report.py on the records in $(B)/results/*.jsonl:
+# every table, plot and determinism check there, and README.md's figures
+# section, generated from docs/figures.md.in. Every bench target ends with it.
+REPORT := python3 perf-scripts/report.py report --results $(B)/results \
+	  --readme README.md --template docs/figures.md.in
+
+.PHONY: bench-micro report
+report:
+	$(REPORT)
+
 bench-micro: kernel image $(MICRO_BIN)
 	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
 		MICRO=$(MICRO_BIN) perf-scripts/micro.sh
+	$(REPORT)
 
 # make bench: both benchmarks. make bench-io: the I/O comparison alone;
 # perf-scripts/io.sh builds perf-scripts/io.c and the fio shim itself (into
 # $(B)/bench-io/bin), boots wall-clock, throttled-disk and two -icount
-# guests, and writes $(B)/results/io.md and io-{cached,mixed,uncached,
-# throttled}.png. THROTTLE and ICOUNT_RUNS pass through (see io.sh).
+# guests, and writes $(B)/results/io.jsonl, io.md and the plots.
+# THROTTLE, ICOUNT_RUNS and WALL_RUNS pass through (see io.sh).
 .PHONY: bench bench-io
 bench: kernel image $(MICRO_BIN)
 	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
 		MICRO=$(MICRO_BIN) perf-scripts/micro.sh
 	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
 		perf-scripts/io.sh
+	$(REPORT)
 
 bench-io: kernel image
 	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
 		perf-scripts/io.sh
+	$(REPORT)
 
 # make profile: one -icount boot that samples the threadlet hand-off loop
 # and the futex pool's with perf; the breakdown by phase and function goes
@@ -50,3 +64,4 @@ profile: kernel image $(MICRO_BIN)
 bench-scale: kernel image
 	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
 		perf-scripts/scale.sh
+	$(REPORT)

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "data.h"
+#include "bench.h"
 
 #define N	16
 #define REPS	200
@@ -39,14 +39,6 @@ typedef unsigned long long u64;
 static struct async_head_user ahu;
 static int fd, failed;
 static uint64_t bufs[N][512];
-
-static long long now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void check(u64 first)
 {

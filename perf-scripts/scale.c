@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define MAX_HEADS	8
 
 struct head {
@@ -34,16 +36,12 @@ struct head {
 	char c;
 	/* futex method */
 	uint32_t job, done;
+	int quit;		/* the head's last job: the worker ends */
 	pthread_t worker;
 };
 
 static struct head heads[MAX_HEADS];
 static volatile int stop;
-
-static long futex(uint32_t *uaddr, int op, uint32_t val)
-{
-	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
-}
 
 static long blocker(void *data)
 {
@@ -85,7 +83,7 @@ static void *futex_worker(void *arg)
 		while (__atomic_load_n(&h->job, __ATOMIC_ACQUIRE) == seen)
 			futex(&h->job, FUTEX_WAIT_PRIVATE, seen);
 		seen = __atomic_load_n(&h->job, __ATOMIC_ACQUIRE);
-		if (stop > 1)
+		if (__atomic_load_n(&h->quit, __ATOMIC_ACQUIRE))
 			return NULL;
 		if (read(h->pfd[0], &h->c, 1) != 1)
 			h->bad++;
@@ -113,7 +111,12 @@ static void *futex_head(void *arg)
 			futex(&h->done, FUTEX_WAIT_PRIVATE, d);
 		h->n++;
 	}
-	stop = 2;
+	/*
+	 * Only this head's worker: a global flag could end another head's
+	 * worker before it finishes that head's job, which then waits for it
+	 * forever (a 2-vCPU boot hung so).
+	 */
+	__atomic_store_n(&h->quit, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&h->job, 1, __ATOMIC_RELEASE);
 	futex(&h->job, FUTEX_WAKE_PRIVATE, 1);
 	pthread_join(h->worker, NULL);

@@ -5,8 +5,9 @@
 # host thread per vCPU): -icount runs the vCPUs in turn, so it cannot show
 # scaling. Each vCPU count is booted RUNS times; the figures are medians.
 #
-# Results: $RESULTS/scale.txt (every boot's figures) and scale.md (medians
-# and the 2-vCPU / 1-vCPU ratios); logs $BUILD/logs/scale-<n>cpu-<run>.log.
+# Results: $RESULTS/scale.txt (every boot's figures), scale.jsonl (the
+# records) and report.py's scale.md (medians and the 2-vCPU / 1-vCPU
+# ratios); logs $BUILD/logs/scale-<n>cpu-<run>.log.
 #
 # Environment (defaults in brackets): BUILD, KERNEL, LIBTL, RESULTS as for
 # micro.sh; RUNS [3]; SECONDS_PER [5], the length of each measurement.
@@ -39,26 +40,9 @@ for cpus in 1 2; do
 	done
 done
 
-# raw lines: <vcpus> <method> <heads> <loops/s>
-python3 - "$raw" "$RUNS" "$(date -u '+%Y-%m-%d %H:%M UTC')" > "$RESULTS/scale.md" <<'PY' || status=1
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
-med = {}
-for cpus in ("1", "2"):
-    for m in ("threadlet", "futex"):
-        v = [float(r[3]) for r in rows if r[0] == cpus and r[1] == m]
-        if v:
-            med[cpus, m] = statistics.median(v)
-print("Two heads blocking continuously, loops (exec, block, hand-off, write, "
-      "completion popped) per second, wall time, median of %s boots each (%s):" %
-      (sys.argv[2], sys.argv[3]))
-print()
-print("| method | 1 vCPU | 2 vCPUs | 2 / 1 |")
-print("|---|---:|---:|---:|")
-for m in ("threadlet", "futex"):
-    if (("1", m) in med) and (("2", m) in med):
-        print("| %s | %.0f | %.0f | %.2fx |" % (m, med["1", m], med["2", m],
-                                              med["2", m] / med["1", m]))
-PY
+# raw lines: <vcpus> <method> <heads> <loops/s>; one record each, then
+# the report (scale.md).
+python3 "$HERE/report.py" ingest scale --mode wall "$raw" > "$RESULTS/scale.jsonl" || status=1
+python3 "$HERE/report.py" report --results "$RESULTS" > /dev/null || status=1
 cat "$RESULTS/scale.md"
 exit $status

@@ -99,5 +99,9 @@ count_lines "$HERE/install-check.sh"
 # program built against them.
 count_lines "$HERE/deb-check.sh"
 
+# 7. The benchmarks' report tool (perf-scripts/report.py) on a fixed set
+# of guest outputs in tests/report/, against the expected tables.
+count_lines "$HERE/report-check.sh"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

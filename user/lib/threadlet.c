@@ -67,7 +67,6 @@ _Static_assert(offsetof(struct threadlet_area, flags) == 0 &&
 _Static_assert(offsetof(struct threadlet_area, home_ip) == 32, "AREA_HOME_IP");
 _Static_assert(offsetof(struct threadlet_area, home_sp) == 40, "AREA_HOME_SP");
 _Static_assert(sizeof(struct threadlet_area) == THREADLET_AREA_SIZE, "area");
-_Static_assert(__NR_async_thread == 455, "NR_ASYNC_THREAD");
 _Static_assert(TL_LIB_UNREGISTERED == 1, "TL_LIB_UNREGISTERED");
 
 /* The async head whose pool this thread belongs to, if it is a pool thread. */

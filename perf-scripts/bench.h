@@ -1,18 +1,45 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The benchmarks' data: 64 MiB in which every 4 KiB block b holds the
+ * What the benchmarks share: the clocks, the raw futex call, and their
+ * data: 64 MiB in which every 4 KiB block b holds the
  * 64-bit value b, 512 times. tests/mkimage.sh puts the same bytes in
  * /mnt/disk/data on the test disk; data_write() puts them on a device
  * that starts empty (the -icount boots' memory-backed null_blk, whose
  * latency is guest time, unlike the virtio disk's).
  */
-#ifndef PERF_SCRIPTS_DATA_H
-#define PERF_SCRIPTS_DATA_H
+#ifndef PERF_SCRIPTS_BENCH_H
+#define PERF_SCRIPTS_BENCH_H
 
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+/* CLOCK_MONOTONIC in ns: under QEMU -icount, guest instructions. */
+static inline uint64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The CPU time of the whole process (all threads), in ns. */
+static inline uint64_t cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* FUTEX_WAIT and FUTEX_WAKE without glibc's wrappers around them. */
+static inline long futex(uint32_t *uaddr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
 
 #define DATA_BLOCKS	(64 * 256)
 #define DATA_BS		4096

@@ -1,0 +1,657 @@
+#!/usr/bin/env python3
+"""The benchmarks' one record format and one report generator.
+
+  report.py ingest BENCH --mode icount|wall --boot N [--case C] FILE
+      turns a guest's output (micro, micro32, io, scale) into records,
+      one JSON object a line on stdout:
+      {bench, method, case, params, figure, unit, boot, mode, date}
+  report.py report [--results DIR] [--readme FILE --template FILE] [--no-plots]
+      reads DIR/*.jsonl and writes DIR/micro.md, io.md, scale.md, the
+      determinism comparisons (DIR/micro-determinism.txt and
+      io-determinism.txt), the plots, and the README's figures section
+      between its markers, from the template.
+
+A template is markdown with {{ expression }} fields, Python expressions
+evaluated with fig(bench, method, case, mode, boot, unit, **params),
+date(bench), tgt(bench, target), det(bench), the tables micro(),
+micro32(), io(case, ...) and scale(), and the number formats n0, n1, x2;
+a field whose figure has no record reads "-".
+"""
+import argparse, glob, json, os, re, shutil, statistics, subprocess, sys, time
+
+SPREAD_MAX = 1.0        # % between boots that still counts as the same
+BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
+
+# ---- ingest -----------------------------------------------------------------
+
+
+def rec(bench, method, figure, unit, case="", **params):
+    return dict(bench=bench, method=method, case=case, params=params,
+                figure=figure, unit=unit)
+
+
+# micro.c's figures in the tables' order, each with its baseline: cheap
+# operations against the direct call (the syslet against the system call it
+# makes, the syscall path against the vDSO path it replaces), the threadlet
+# hand-offs against the futex pool doing the same, the pool against creating
+# a thread per job. call and pthread are the two anchors.
+BASE = dict(call="call", null_vdso="call", null_syscall="null_vdso", getppid="call",
+            syslet_null="getppid", pthread="pthread", pthread_mean="pthread",
+            handoff="futex_handoff", handoff_mean="futex_handoff_mean",
+            handoff_min="futex_handoff_min", roundtrip="futex_roundtrip",
+            futex_handoff="pthread", futex_handoff_mean="pthread_mean",
+            futex_handoff_min="pthread", futex_pingpong="pthread", futex_roundtrip="pthread",
+            handoff_thread="futex_handoff", roundtrip_thread="futex_roundtrip", clock="call")
+# The threadlet issue's targets: (name, a, b, test of a and b, what is wanted).
+TARGETS = [("vdso_minus_call", "null_vdso", "call", lambda a, b: a - b <= 60, "<= 60 ns"),
+           ("syscall_over_vdso", "null_syscall", "null_vdso", lambda a, b: a >= 10 * b, ">= 10x"),
+           ("pthread_over_handoff", "pthread", "handoff", lambda a, b: a > 5 * b, "> 5x")]
+
+
+def ingest_micro(lines, bench):
+    """micro.c's first run of the boot (before perf stat) and reads.c's:
+    "RESULT <name> <ns> [<iterations> <what>]"."""
+    out, on = [], False
+    for l in lines:
+        on = on or "threadlet micro-benchmark:" in l
+        if on and l.startswith("== "):
+            break
+        m = re.match(r"^RESULT (\S+) ([0-9.]+)(?: (\d+) (.*))?$", l) if on else None
+        if m and m[3]:
+            out.append(rec(bench, m[1], float(m[2]), "ns/op", iters=int(m[3]), what=m[4],
+                           base=BASE.get(m[1], m[1])))
+        elif m:
+            out.append(rec(bench, m[1], float(m[2]), "ns/read"))
+    out.sort(key=lambda r: list(BASE).index(r["method"]) if r["method"] in BASE else len(BASE))
+    f = {r["method"]: r["figure"] for r in out}
+    if "null_vdso" in f and "call" in f:
+        out.append(rec(bench, "vdso_minus_call", round(f["null_vdso"] - f["call"], 1), "ns/op"))
+    for name, a, b, test, want in TARGETS:
+        if a in f and b in f and f[b] > 0:
+            got = "%.1f ns" % (f[a] - f[b]) if "minus" in name else "%.2fx" % (f[a] / f[b])
+            out.append(rec(bench, name, int(test(f[a], f[b])), "target",
+                           text="%s, want %s" % (got, want)))
+    return out
+
+
+def ingest_io(lines, case_as):
+    """io.c's IO and '#' lines, PERF (perf stat CSV), XIO (ours paired with
+    fio), FIO (fio's --output-format=json between FIO and FIO-END)."""
+    out, i = [], 0
+    c = lambda x: case_as or x
+    while i < len(lines):
+        l, f = lines[i], lines[i].split()
+        i += 1
+        if re.match(r"^((io|fio)( \w+ \w+ \d+)?: |Segmentation fault|Bus error|Aborted|Killed)",
+                    l) and "all reads checked" not in l:
+            out.append(rec("io", "failure", 1, "failure", text=l))
+        if l.startswith("IO ") and len(f) == 7:
+            for unit, v in zip(("reads/s", "ns/read", "cpu-ns/read"), f[4:]):
+                out.append(rec("io", f[2], float(v), unit, c(f[1]), n=int(f[3])))
+        m = re.match(r"^# (\w+) (\w+) (\d+): ns/read min (\S+) median \S+ max (\S+), "
+                     r"cpu-ns/read min (\S+) median \S+ max (\S+) over (\d+) runs; "
+                     r"cache hits (\d+)\.\.(\d+) of (\d+)(?:; hand-offs (\d+) fallbacks (\d+))?", l)
+        if m:
+            for r in out[-3:]:
+                if r["unit"] == "ns/read":
+                    r["params"].update(min=float(m[4]), max=float(m[5]), runs=int(m[8]))
+                if r["unit"] == "cpu-ns/read":
+                    r["params"].update(min=float(m[6]), max=float(m[7]))
+            if m[12]:
+                out.append(rec("io", m[2], int(m[12]), "hand-offs", c(m[1]), n=int(m[3])))
+        if l.startswith("PERF;"):
+            p = l.split(";")
+            if re.match(r"^[0-9.]+$", p[5]) and float(p[4]) > 0:
+                out.append(rec("io-perf", p[2], float(p[5]) / float(p[4]), p[7] + "/read",
+                               c(p[1]), n=int(p[3]), reads=int(p[4])))
+        if l.startswith("XIO "):
+            out.append(rec("io-paired", f[2], float(f[5]), "reads/s", c(f[1]),
+                           n=int(f[3]), run=int(f[4]), cpu=float(f[7])))
+        if l.startswith("FIOPERF;"):
+            p = l.split(";")
+            if re.match(r"^[0-9.]+$", p[6]):
+                out.append(rec("fio-perf", p[2], float(p[6]), p[8], c(p[1]), n=int(p[3]),
+                               part=p[4], reads=int(p[5])))
+        if l.startswith("FIO ") and len(f) == 7:
+            body = []
+            while i < len(lines) and not lines[i].startswith("FIO-END"):
+                body.append(lines[i])
+                i += 1
+            try:
+                j = json.loads("\n".join(body[next(k for k, b in enumerate(body) if b.startswith("{")):]))
+                job = j["jobs"][0]
+                rd, n = job["read"], int(f[3])
+                cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100 * rd["runtime"] * 1e6 * \
+                    (n if f[2] == "psync" else 1) / max(rd["total_ios"], 1)
+                out.append(rec("fio", f[2], rd["iops"], "IOPS", c(f[1]), n=n, run=int(f[4]),
+                               asked=int(f[5]), done=rd["total_ios"], error=job["error"],
+                               ramped=int(f[6]), cpu=cpu))
+            except (ValueError, KeyError, IndexError, StopIteration):
+                out.append(rec("fio", f[2], 0, "IOPS", c(f[1]), n=int(f[3]), run=int(f[4]),
+                               error="no json"))
+    return out
+
+
+def ingest_scale(lines):
+    return [rec("scale", f[1], float(f[3]), "loops/s", vcpus=int(f[0]), heads=int(f[2]))
+            for f in (l.split() for l in lines) if len(f) == 4]
+
+
+def ingest(a):
+    lines = open(a.file, encoding="utf-8", errors="replace").read().splitlines()
+    if a.bench.startswith("micro"):
+        recs = ingest_micro(lines, a.bench)
+    elif a.bench == "io":
+        recs = ingest_io(lines, a.case)
+    else:
+        recs = ingest_scale(lines)
+    if not recs:
+        sys.exit("report.py: no figures in %s" % a.file)
+    # the run's date: --date, or the driver's "# YYYY-MM-DD HH:MM:SS UTC" line
+    m = re.search(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d):\d\d UTC", "\n".join(lines[:5]), re.M)
+    date = a.date or (m[1] + " UTC" if m else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    for r in recs:
+        r.update(boot=a.boot, mode=a.mode, date=date)
+        print(json.dumps(r, sort_keys=True))
+
+# ---- reading records ------------------------------------------------------------
+
+
+class Records:
+    def __init__(self, recs):
+        self.recs = recs
+
+    def sel(self, **kw):
+        par = kw.pop("params", {})
+        return [r for r in self.recs if all(r.get(k) == v for k, v in kw.items())
+                and all(r["params"].get(k) == v for k, v in par.items())]
+
+    def fig(self, bench, method, case="", mode="icount", boot=1, unit=None, **params):
+        rs = [r for r in self.sel(bench=bench, method=method, case=case, mode=mode,
+                                  boot=boot, params=params)
+              if unit is None or r["unit"] == unit]
+        return rs[0]["figure"] if rs else None
+
+    def date(self, bench, mode=None):
+        ds = sorted(r["date"] for r in self.recs if r["bench"] == bench and
+                    mode in (None, r["mode"]))
+        return ds[-1] if ds else "no run"
+
+
+def n0(x):
+    return "-" if x is None else "{:,.0f}".format(x)
+
+
+def n1(x):
+    return "-" if x is None else "{:,.1f}".format(x)
+
+
+def x2(x):
+    return "-" if x is None else "%.2f" % x
+
+
+def spread(a, b):
+    if a is None or b is None or (a != b and min(a, b) <= 0):
+        return None
+    if a == b:
+        return 0.0
+    return 100.0 * abs(a - b) / min(a, b)
+
+
+def md(head, rows, right=()):
+    out = ["| " + " | ".join(head) + " |",
+           "| " + " | ".join("---:" if i in right else "---" for i in range(len(head))) + " |"]
+    return out + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+
+
+def determinism(R, bench):
+    """Every -icount figure of boot n > 1 against boot 1, of the benchmarks
+    whose name starts with @bench: lines and verdict."""
+    R = Records([r for r in R.recs if r["bench"].startswith(bench)])
+    out, bad, total, same = [], [], 0, 0
+    key = lambda r: (r["bench"], r["method"], r["case"], r["unit"],
+                     json.dumps(r["params"], sort_keys=True))
+    first = {key(r): r for r in R.sel(mode="icount", boot=1) if r["unit"] != "target"}
+    for r in R.recs:
+        if r["mode"] != "icount" or r["boot"] == 1 or r["unit"] == "target":
+            continue
+        a = first.get(key(r))
+        s = spread(a and a["figure"], r["figure"])
+        total += 1
+        name = " ".join(x for x in key(r)[:4] if x)
+        if s is None or s > SPREAD_MAX:
+            bad.append(name)
+        same += s == 0
+        out.append("SPREAD boot1/boot%d %s %s %s %s" % (r["boot"], name, a and a["figure"],
+                   r["figure"], "missing" if s is None else "%.2f%%" % s))
+    if not total:
+        return out, None
+    v = ("DETERMINISM ok: all %d figures within %g%% (%d identical)" % (total, SPREAD_MAX, same)
+         if not bad else "DETERMINISM NOT ok: %d of %d figures over %g%%: %s" %
+         (len(bad), total, SPREAD_MAX, " ".join(bad)))
+    return out, v
+
+
+def runs(R, bench):
+    """(mode, boot) pairs with records of @bench: icount boots, then wall."""
+    return sorted({(r["mode"], r["boot"]) for r in R.sel(bench=bench)},
+                  key=lambda mb: (mb[0] != "icount", mb[1]))
+
+
+def run_name(mb):
+    return mb[0] if mb[1] == 1 else "%s-%d" % mb
+
+# ---- micro ------------------------------------------------------------------------
+
+
+def micro_table(R, bench="micro"):
+    cols, rows = runs(R, bench), []
+    head = ["operation", "what it measures", "iters", "baseline"]
+    for mb in cols:
+        head += ["%s ns/op" % run_name(mb), "spread" if mb[1] > 1 else "%s x base" % run_name(mb)]
+    for r in R.sel(bench=bench, mode=cols[0][0], boot=cols[0][1], unit="ns/op"):
+        m, p = r["method"], r["params"]
+        if not p.get("iters"):
+            continue
+        row = [m, p["what"], p["iters"], p.get("base", "-")]
+        for mode, boot in cols:
+            v = R.fig(bench, m, mode=mode, boot=boot, unit="ns/op")
+            b = R.fig(bench, p.get("base"), mode=mode, boot=boot, unit="ns/op")
+            if boot > 1:
+                s = spread(R.fig(bench, m, mode=mode, unit="ns/op"), v)
+                row += [n1(v), "-" if s is None else "%.2f%%" % s]
+            else:
+                row += [n1(v), x2(v / b) if v and b else "-"]
+        rows.append(row)
+    return md(head, rows, right={2} | set(range(4, len(head))))
+
+
+def micro_compare(R):
+    """64-bit and 32-bit programs, and the 32-bit one on the i386 kernel."""
+    ops = [("call", "direct call"), ("null_vdso", "null threadlet, vDSO"),
+           ("null_syscall", "null threadlet, system calls"), ("getppid", "`getppid()`"),
+           ("syslet_null", "null syslet (one `getppid` atom)"), ("handoff", "hand-off (median)"),
+           ("roundtrip", "round trip"), ("futex_handoff", "futex pool wake (median)"),
+           ("futex_roundtrip", "futex pool round trip")]
+    vs = {"handoff": "futex_handoff", "roundtrip": "futex_roundtrip"}
+    rows = []
+    for m, title in ops:
+        row = [title]
+        for b in ("micro", "micro32", "micro32-i386"):
+            v = R.fig(b, m, unit="ns/op")
+            base = R.fig(b, vs.get(m, ""), unit="ns/op")
+            row.append(n1(v) + (" (%.2f×)" % (v / base) if v and base else ""))
+        rows.append(row)
+    return md(["operation", "64-bit, x86-64 kernel", "32-bit, x86-64 kernel",
+               "32-bit, i386 kernel"], rows, right={1, 2, 3})
+
+
+def micro_report(R, res, det, plots):
+    out = ["# Threadlet micro-benchmark", "",
+           "Run %s. Columns per boot: *icount* is `-icount shift=0,sleep=off`, one vCPU "
+           "(1 ns = 1 guest instruction), *icount-n* another such boot (spread = |a - b| / "
+           "min(a, b) against boot 1), *wall* plain TCG, 2 vCPUs (host time: noisy). Each "
+           "figure is the mean cost of one operation over *iters* iterations after a "
+           "warm-up (the three that sleep and wake: the median), from the first run of "
+           "the boot (without perf); *x base* is it divided by its baseline's figure from "
+           "the same boot." % R.date("micro"), ""]
+    out += micro_table(R) + ["", "Targets:", ""]
+    for r in R.sel(bench="micro", unit="target"):
+        out.append("- %s %s: %s %s" % (run_name((r["mode"], r["boot"])), r["method"],
+                                       "met" if r["figure"] else "MISSED", r["params"]["text"]))
+    if R.sel(bench="micro32"):
+        out += ["", "## The same as 32-bit programs (-icount, boot 1)", ""] + micro_compare(R)
+    if det:
+        out += ["", "Determinism of -icount (micro-determinism.txt): " + det]
+    out += ["", "![cost per operation](micro-cost.png)"]
+    write(res, "micro.md", out)
+    if not plots:
+        return
+    cols = [mb for mb in runs(R, "micro") if mb[1] == 1]
+    data = []
+    for r in R.sel(bench="micro", mode=cols[0][0], boot=1, unit="ns/op"):
+        data.append(" ".join([r["method"]] + [str(R.fig("micro", r["method"], mode=m, unit="ns/op")
+                                                  or "-") for m, _ in cols]))
+    plot(res, "micro-cost.png", data, [
+        "set terminal pngcairo size 1100,650 font ',10' noenhanced",
+        "set title 'threadlet micro-benchmark: cost per operation (icount: 1 ns = 1 guest instruction)'",
+        "set style data histograms", "set style histogram clustered gap 1",
+        "set style fill solid 0.8 border -1", "set boxwidth 0.9", "set datafile missing '-'",
+        "set logscale y 10", "set ylabel 'ns per operation (log scale)'",
+        "set xtics rotate by -35 scale 0", "set grid ytics mytics", "set key top left",
+        "set bmargin 8",
+        "plot " + ", ".join("$d using %d:xtic(1) title '%s'" % (i + 2, m)
+                            for i, (m, _) in enumerate(cols))])
+
+# ---- io ------------------------------------------------------------------------------
+
+METHODS = ["sync", "pthread", "posix_aio", "posix_aio_tl", "kaio", "io_uring",
+           "threadlet_vdso", "threadlet_syscall", "syslet", "threadlet_loop"]
+COLOR = dict(sync="#555555", pthread="#009e73", posix_aio="#56b4e9", posix_aio_tl="#cc79a7",
+             kaio="#e69f00", io_uring="#d8c000", threadlet_vdso="#0072b2",
+             threadlet_syscall="#d55e00", syslet="#000000", threadlet_loop="#9400d3")
+CASES = ["cached", "mixed", "uncached", "throttled"]
+FIO_OURS = dict(posixaio="posix_aio", posixaio_tl="posix_aio_tl", libaio="kaio",
+                io_uring="io_uring")
+
+
+def io_rows(R, mode, boot=1, bench="io"):
+    """(case, method, N) in the tables' order."""
+    have = {(r["case"], r["method"], r["params"].get("n")) for r in R.sel(bench=bench, mode=mode,
+                                                                         boot=boot)}
+    return [(c, m, n) for c in CASES for m in METHODS for n in (1, 8, 32) if (c, m, n) in have]
+
+
+def io_fig(R, c, m, n, unit, mode="wall", boot=1, bench="io"):
+    return R.fig(bench, m, c, mode, boot, unit, n=n)
+
+
+def io_wall(R):
+    out = ["## Throughput (wall clock)", "",
+           "CPU µs/read: CLOCK_PROCESS_CPUTIME_ID of the io process (all its threads) "
+           "over the whole method call, per read. Ratio: reads/s against sync pread.", ""]
+    rows = []
+    for c, m, n in io_rows(R, "wall"):
+        v, base = io_fig(R, c, m, n, "reads/s"), io_fig(R, c, "sync", 1, "reads/s")
+        rows.append([c, m, n, n0(v), n0(io_fig(R, c, m, n, "ns/read")),
+                     n1(io_fig(R, c, m, n, "cpu-ns/read") / 1000),
+                     x2(v / base) if base else "-"])
+    out += md(["case", "method", "N", "reads/s", "ns/read", "CPU µs/read", "ratio to sync"],
+              rows, right={2, 3, 4, 5, 6})
+    ev = ["task-clock", "raw_syscalls:sys_enter", "context-switches",
+          "threadlet:threadlet_handoff", "threadlet:threadlet_fallback"]
+    rows = []
+    for c, m, n in io_rows(R, "wall", bench="io-perf"):
+        v = [io_fig(R, c, m, n, e + "/read", bench="io-perf") for e in ev]
+        rows.append([c, m, n, n1(v[0] and v[0] * 1000)] + ["-" if x is None else "%.3f" % x
+                                                           for x in v[1:]])
+    if rows:
+        out += ["", "## Per read, from perf stat", "",
+                "Each (case, method, N) again in its own process under perf stat, counting "
+                "only while the method runs (`perf stat -D -1 --control`); counts per read.", ""]
+        out += md(["case", "method", "N", "task-clock µs/read", "syscalls/read",
+                   "context switches/read", "hand-offs/read", "fallbacks/read"], rows,
+                  right={2, 3, 4, 5, 6, 7})
+    return out
+
+
+def io_fio(R):
+    rows, notes = [], []
+    for c, e, n in sorted({(r["case"], r["method"], r["params"]["n"])
+                           for r in R.sel(bench="fio")}, key=lambda k: (CASES.index(k[0]),
+                                                                       k[1], k[2])):
+        m = FIO_OURS.get(e, "sync" if n == 1 else "pthread")
+        fio = R.sel(bench="fio", method=e, case=c, params={"n": n})
+        ours = R.sel(bench="io-paired", method=m, case=c, params={"n": n})
+        fv = sorted(r["figure"] for r in fio)
+        ov = sorted(r["figure"] for r in ours)
+        errs = [r for r in fio if r["params"].get("error") or (
+            r["params"].get("done", 0) != r["params"].get("asked") and not r["params"].get("ramped"))]
+        if not ov:
+            rows.append([c, m + " (no figure)", e, n, "-", "%s (%s–%s)" % (n0(statistics.median(fv)),
+                         n0(fv[0]), n0(fv[-1])), "-", "-", "-"])
+            continue
+        agree = "yes" if fv[0] <= ov[-1] and fv[-1] >= ov[0] else "no"
+        if errs:
+            agree += ", fio: %d runs with an error or a short count" % len(errs)
+        fm, om = statistics.median(fv), statistics.median(ov)
+        fc = statistics.median(r["params"]["cpu"] for r in fio) / 1000
+        oc = statistics.median(r["params"]["cpu"] for r in ours) / 1000
+        rows.append([c, m, e, n, "%s (%s–%s)" % (n0(om), n0(ov[0]), n0(ov[-1])),
+                     "%s (%s–%s)" % (n0(fm), n0(fv[0]), n0(fv[-1])), x2(fm / om), agree,
+                     "%s / %s" % (n1(oc), n1(fc))])
+        if agree.startswith("no"):
+            dt, dc = 1e6 / fm - 1e6 / om, fc - oc
+            notes.append("- %s %s N=%d (fio %s): fio takes %.1f µs %s per read; its job threads "
+                         "spend %.1f µs %s CPU per read than our process: that %s half of the gap."
+                         % (c, m, n, e, abs(dt), "less" if dt < 0 else "more", abs(dc),
+                            "less" if dc < 0 else "more",
+                            "covers at least" if dc * dt > 0 and abs(dc) >= abs(dt) / 2
+                            else "does not cover"))
+    if not rows:
+        return []
+    out = ["", "## Cross-check against fio", "",
+           "fio's engines on the same reads in the same boot (psync with N jobs against our "
+           "sync and pthread, posixaio, posixaio with libthreadlet-aio.so preloaded, libaio "
+           "`--direct=1` and io_uring with iodepth N), three runs each, each right after a "
+           "run of our matching method; fio read from `--output-format=json`. Medians and "
+           "min–max; *agrees* when the two ranges overlap. CPU per read: ours the process "
+           "CPU time, fio's its rusage of the job threads.", ""]
+    out += md(["case", "ours", "fio engine", "N", "ours reads/s", "fio IOPS", "fio/ours",
+               "agrees", "CPU µs/read ours / fio"], rows, right={3, 4, 5, 6, 8})
+    return out + ([""] + notes if notes else [])
+
+
+def io_icount(R, det):
+    boots = sorted({r["boot"] for r in R.sel(bench="io", mode="icount")})
+    if not boots:
+        return []
+    out = ["", "## Deterministic mode (-icount)", "",
+           "One vCPU, 1 ns = 1 guest instruction, no input from the host that varies; "
+           "the data on a memory-backed null_blk device that completes each request on a "
+           "guest-time timer, and a SCHED_IDLE loop (nohlt.c) instead of HLT. Figure: the "
+           "io process's CPU time per read (all threads), median of its runs in each boot; "
+           "ratio against sync pread of the same case. A figure repeats when its boots "
+           "agree within %g%%." % SPREAD_MAX, ""]
+    rows, good, total = [], 0, 0
+    for c, m, n in io_rows(R, "icount"):
+        vs = [io_fig(R, c, m, n, "cpu-ns/read", "icount", b) for b in boots]
+        ss = [spread(vs[0], v) for v in vs[1:]]
+        s = None if not ss or None in ss else max(ss)
+        base = io_fig(R, c, "sync", 1, "cpu-ns/read", "icount")
+        if s is not None:
+            total += 1
+            good += s <= SPREAD_MAX
+        rows.append([c, m, n] + [n0(v) for v in vs] +
+                    ["-" if s is None else "%.2f%%" % s,
+                     "-" if s is None else "yes" if s <= SPREAD_MAX else "**no**",
+                     x2(vs[0] / base) if vs[0] and base else "-"])
+    out += md(["case", "method", "N"] + ["boot %d" % b for b in boots] +
+              ["spread", "repeats", "ratio to sync"], rows, right=set(range(2, len(boots) + 4)) |
+              {len(boots) + 5})
+    if total:
+        out += ["", "%d of %d figures repeat within %g%%." % (good, total, SPREAD_MAX)]
+    if det:
+        out += ["", "Every -icount figure, boot 1 against the others: **%s**." % det]
+    rows = []
+    for c, m, n in io_rows(R, "icount"):
+        if c != "cached":
+            v, b = io_fig(R, c, m, n, "ns/read", "icount"), io_fig(R, c, "sync", 1, "ns/read", "icount")
+            rows.append([c, m, n, n0(v), x2(v / b) if v and b else "-"])
+    out += ["", "Guest ns per read, boot 1, where the disk's latency counts (guest time "
+            "too, so deterministic):", ""]
+    return out + md(["case", "method", "N", "guest ns/read", "ratio to sync"], rows,
+                    right={2, 3, 4})
+
+
+def io_table(R, case, n=32, unit="cpu-ns/read", scale=1):
+    """One row for the README: @unit per method at N = @n (sync: N = 1)."""
+    ms = [m for m in METHODS if io_fig(R, case, m, 1 if m == "sync" else n, unit, "icount")]
+    base = io_fig(R, case, "sync", 1, unit, "icount")
+    cells = [n0(base / scale) if scale == 1 else n1(base / scale)]
+    for m in ms[1:]:
+        v = io_fig(R, case, m, n, unit, "icount")
+        cells.append(x2(v / base) if scale == 1 else n1(v / scale))
+    return md(["", "sync"] + ["%s N=%d" % (m, n) for m in ms[1:]],
+              [[case + (", instructions per read" if scale == 1 else ", guest µs per read")]
+               + cells], right=set(range(1, len(ms) + 1)))
+
+
+def io_report(R, res, det, plots):
+    if not R.sel(bench="io"):
+        return
+    out = ["# I/O comparison: 4 KiB random reads", "",
+           "Run %s (`perf-scripts/io.sh`). Cases: cached (the file in the page cache), "
+           "mixed (exactly 90%% of the reads hit the page cache), uncached (drop_caches "
+           "first), throttled (uncached on a disk QEMU throttles). Every read is checked, "
+           "and mincore() checks the page-cache hits before each run." % R.date("io"), ""]
+    fails = R.sel(bench="io", unit="failure")
+    if fails:
+        out += ["## Failures in this run", "", "The guests reported these errors (a method "
+                "whose process died has no figure from that point on in its boot):", ""]
+        out += ["- %s boot %d: `%s`" % (r["mode"], r["boot"], r["params"]["text"]) for r in fails]
+        out.append("")
+    if R.sel(bench="io", mode="wall"):
+        out += io_wall(R) + io_fio(R)
+    out += io_icount(R, det)
+    write(res, "io.md", out)
+    if not plots:
+        return
+    io_cpu_plot(R, res)
+    for mode, c in [("wall", c) for c in CASES] + [("icount", "mixed"), ("icount", "uncached")]:
+        data, series = [], []
+        for m in METHODS:
+            ns = [n for n in (1, 8, 32) if io_fig(R, c, m, n, "ns/read", mode)]
+            if not ns:
+                continue
+            v = [1e9 / io_fig(R, c, m, n, "ns/read", mode) for n in ns]
+            if m == "sync":
+                ns, v = [1, 32], v * 2
+            data += ["%d %g" % nv for nv in zip(ns, v)] + ["", ""]
+            series.append("$d index %d using 1:2 with %s lw 2 lc rgb '%s' title '%s'" % (
+                len(series), "lines dashtype 2" if m == "sync" else "linespoints pt 7",
+                COLOR[m], m))
+        if series:
+            plot(res, "io-%s%s.png" % ("icount-" if mode == "icount" else "", c), data, [
+                "set terminal pngcairo size 900,600 font ',10' noenhanced",
+                "set title '4 KiB random reads, %s (%s)'" % (c, "QEMU -icount: guest time"
+                                                            if mode == "icount" else "wall clock"),
+                "set xlabel 'requests in flight'", "set ylabel 'reads per second'",
+                "set logscale x 2", "set xtics (1, 8, 32)", "set xrange [0.8:40]",
+                "set yrange [0:*]", "set grid", "set key outside right",
+                "plot " + ", ".join(series)])
+
+def io_cpu_plot(R, res):
+    """Instructions per read of every method side by side, N = 32 (sync:
+    N = 1), one cluster per case: -icount, boot 1."""
+    cases = [c for c in CASES if R.sel(bench="io", case=c, mode="icount")]
+    ms = [m for m in METHODS if R.sel(bench="io", method=m, mode="icount")]
+    if not cases:
+        return
+    data = [" ".join([c] + [str(io_fig(R, c, m, 1 if m == "sync" else 32, "cpu-ns/read", "icount")
+                                or "-") for m in ms]) for c in cases]
+    plot(res, "io-icount-cpu.png", data, [
+        "set terminal pngcairo size 1000,600 font ',10' noenhanced",
+        "set title 'CPU per 4 KiB read at N = 32 (sync: N = 1), guest instructions (QEMU -icount)'",
+        "set ylabel 'instructions per read (io process, all threads)'",
+        "set style data histogram", "set style histogram cluster gap 1",
+        "set style fill solid 0.8 border -1", "set boxwidth 0.9", "set datafile missing '-'",
+        "set yrange [0:*]", "set grid ytics", "set key outside right",
+        "plot " + ", ".join("$d using %d:xtic(1) lc rgb '%s' title '%s'" % (i + 2, COLOR[m], m)
+                            for i, m in enumerate(ms))])
+
+
+# ---- scale, README, main ------------------------------------------------------------
+
+
+def scale_table(R):
+    rows = []
+    for m in ("threadlet", "futex"):
+        v = [statistics.median([r["figure"] for r in R.sel(bench="scale", method=m,
+                                                           params={"vcpus": c})] or [0])
+             for c in (1, 2)]
+        if v[0] and v[1]:
+            rows.append([m, n0(v[0]), n0(v[1]), "%.2f×" % (v[1] / v[0])])
+    return md(["method", "1 vCPU", "2 vCPUs", "2 / 1"], rows, right={1, 2, 3})
+
+
+def write(res, name, lines):
+    with open(os.path.join(res, name), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines).rstrip() + "\n")
+
+
+def plot(res, png, data, script):
+    script.insert(1, "set output '%s'" % os.path.join(res, png))
+    gp = "$d << EOD\n%s\nEOD\n%s\n" % ("\n".join(data), "\n".join(script))
+    if subprocess.run(["gnuplot"], input=gp.encode()).returncode:
+        print("report.py: gnuplot failed for %s" % png, file=sys.stderr)
+
+
+def micro_short(R):
+    """The README's table: -icount boot 1, one row per operation."""
+    rows = []
+    for r in R.sel(bench="micro", mode="icount", boot=1, unit="ns/op"):
+        p, v = r["params"], r["figure"]
+        b = R.fig("micro", p.get("base"), unit="ns/op")
+        if p.get("iters") and not r["method"].endswith(("_mean", "_min")):
+            rows.append(["`%s`: %s" % (r["method"], p["what"]), n1(v), "(baseline)"
+                         if p.get("base") == r["method"] else "%s × `%s`" % (x2(v / b), p["base"])
+                         if b else "-"])
+    return md(["operation", "guest instructions", "× baseline"], rows, right={1})
+
+
+def render(template, R, dets):
+    def tgt(bench, name):
+        rs = R.sel(bench=bench, method=name, mode="icount", boot=1, unit="target")
+        return "no figure" if not rs else "met" if rs[0]["figure"] else "missed"
+    env = dict(fig=R.fig, date=R.date, n0=n0, n1=n1, x2=x2, tgt=tgt,
+               det=lambda b: dets[b] or "no second -icount boot",
+               micro=lambda: "\n".join(micro_short(R)), micro32=lambda: "\n".join(micro_compare(R)),
+               scale=lambda: "\n".join(scale_table(R)),
+               io=lambda *a, **k: "\n".join(io_table(R, *a, **k)))
+    def field(m):
+        try:
+            return str(eval(m[1], env))
+        except (TypeError, ZeroDivisionError):     # a figure without a record
+            return "-"
+    return re.sub(r"\{\{(.*?)\}\}", field, template, flags=re.S)
+
+
+def report(a):
+    recs = []
+    for p in sorted(glob.glob(os.path.join(a.results, "*.jsonl"))):
+        recs += [json.loads(l) for l in open(p, encoding="utf-8") if l.strip()]
+    if not recs:
+        sys.exit("report.py: no records in %s" % a.results)
+    R = Records(recs)
+    dets = {}
+    for b in ("micro", "io"):
+        lines, dets[b] = determinism(R, b)
+        write(a.results, b + "-determinism.txt",
+              lines + [dets[b] or "DETERMINISM: no second -icount boot"])
+    if R.sel(bench="micro"):
+        micro_report(R, a.results, dets["micro"], not a.no_plots)
+    io_report(R, a.results, dets["io"], not a.no_plots)
+    if R.sel(bench="scale"):
+        write(a.results, "scale.md", ["Two heads blocking continuously, loops per second, wall "
+                                      "time, median of the boots (%s):" % R.date("scale"), ""]
+              + scale_table(R))
+    if a.readme:
+        text = open(a.readme, encoding="utf-8").read()
+        gen = render(open(a.template, encoding="utf-8").read(), R, dets)
+        if BEGIN not in text or END not in text:
+            sys.exit("report.py: no %s ... %s in %s" % (BEGIN, END, a.readme))
+        head, rest = text.split(BEGIN, 1)
+        new = head + BEGIN + "\n" + gen.strip("\n") + "\n" + END + rest.split(END, 1)[1]
+        png = os.path.join(a.results, "io-icount-uncached.png")
+        if os.path.exists(png):         # the README's plot, from this run
+            shutil.copy(png, os.path.join(os.path.dirname(a.template), "io-icount-uncached.png"))
+        if new != text:
+            with open(a.readme, "w", encoding="utf-8") as f:
+                f.write(new)
+    for b, d in dets.items():
+        if any(r["bench"].startswith(b) for r in recs):
+            print("%s: %s" % (b, d or "no second -icount boot"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    i = sub.add_parser("ingest")
+    i.add_argument("bench", choices=["micro", "micro32", "micro32-i386", "io", "scale"])
+    i.add_argument("--mode", choices=["icount", "wall"], required=True)
+    i.add_argument("--boot", type=int, default=1)
+    i.add_argument("--case", default="", help="io: count every case as this one")
+    i.add_argument("--date", help="of the run [the file's date line, or now]")
+    i.add_argument("file")
+    r = sub.add_parser("report")
+    r.add_argument("--results", default="build/results")
+    r.add_argument("--readme")
+    r.add_argument("--template", default="docs/figures.md.in")
+    r.add_argument("--no-plots", action="store_true")
+    a = ap.parse_args()
+    (ingest if a.cmd == "ingest" else report)(a)
+
+
+if __name__ == "__main__":
+    main()
