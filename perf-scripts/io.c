@@ -573,16 +573,16 @@ static long run_syslet(int c)
 			sl_ret[s] = 0;
 			syslet_atom_init(&atoms[s], SYS_pread64, 0, &sl_ret[s], NULL,
 					 4, &sl_fd, &sl_buf[s], &sl_len, &sl_off[s]);
-			errno = 0;
 			a = async_exec(&atoms[s], &ahu);
 			if (a == &atoms[s]) {
 				verify(bufs[s], sl_ret[s], blocks[req_of[s]]);
 				free_slots[nfree++] = s;
 				done++;
-			} else if (!a && !errno) {
+			} else if (!a) {
 				inflight++;
 			} else {
-				FAIL("async_exec: %p %m\n", (void *)a);
+				FAIL("async_exec: %p %s\n", (void *)a,
+				     strerror(-threadlet_ptr_err(a)));
 				goto out;
 			}
 		}
@@ -947,8 +947,9 @@ int main(int argc, char **argv)
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	for (int s = 0; s < MAXC; s++)
-		if (!(stacks[s] = threadlet_stack_alloc(64 << 10))) {
-			perror("io: threadlet_stack_alloc");
+		if (threadlet_err(stacks[s] = threadlet_stack_alloc(64 << 10))) {
+			fprintf(stderr, "io: threadlet_stack_alloc: %s\n",
+				strerror(-threadlet_err(stacks[s])));
 			return 1;
 		}
 	/* Fisher-Yates with a fixed seed: fresh blocks for uncached runs. */

@@ -222,7 +222,7 @@ static void syscall_child(int fd)
 
 	setenv("THREADLET_FORCE_SYSCALL", "1", 1);
 	stack = threadlet_stack_alloc(STACK_SIZE);
-	check(stack != 0, "child: threadlet_stack_alloc");
+	check(!threadlet_err(stack), "child: threadlet_stack_alloc");
 	check(async_head_init(&ahu, RING_ENTRIES, 1) == 0, "child: async_head_init");
 	check(threadlet_uses_vdso() == 0,
 	      "child: THREADLET_FORCE_SYSCALL=1 still uses the vDSO");
@@ -904,7 +904,7 @@ int main(int argc, char **argv)
 	check(step <= 1000, "CLOCK_MONOTONIC moves in steps of %llu ns",
 	      (unsigned long long)step);
 	stack = threadlet_stack_alloc(STACK_SIZE);
-	check(stack != 0, "threadlet_stack_alloc");
+	check(!threadlet_err(stack), "threadlet_stack_alloc");
 	check(async_head_init(&ahu, RING_ENTRIES, POOL_THREADS) == 0,
 	      "async_head_init");
 	check(async_head_parked(&ahu) == POOL_THREADS, "pool not parked");

@@ -219,7 +219,7 @@ struct child_out {
 	long long direct[NR_DIRECT];	/* the direct calls' results */
 	long long r[NR_ATOMS];		/* the atoms' results */
 	long done;			/* final atom's index, -1 NULL */
-	int err;			/* errno after async_exec() */
+	int err;			/* async_exec()'s error, as an errno */
 	unsigned long long chain;	/* the chain's address: async_exec()'s a0 */
 	pid_t pid;
 };
@@ -279,8 +279,8 @@ static void child(void)
 	}
 	co->chain = (uintptr_t)a;
 	done = async_exec(a, &ahu);
-	co->err = errno;
-	co->done = done ? done - a : -1;
+	co->err = -threadlet_ptr_err(done);
+	co->done = done && !co->err ? done - a : -1;
 	tell(c2p[1], 'b');
 
 	hear(p2c[0], 'x', 30000);

@@ -169,7 +169,7 @@ static void p_main(void *arg)
 	close(x->rel[1]);
 	close(x->done[0]);
 	stack = threadlet_stack_alloc(64 << 10);
-	sf_ok(stack && async_head_init(&ahu, 16, 2) == 0, "P: async_head_init");
+	sf_ok(!threadlet_err(stack) && async_head_init(&ahu, 16, 2) == 0, "P: async_head_init");
 	sf_ok(pthread_create(&h, NULL, h_main, NULL) == 0, "P: start H");
 	sf_ok(pthread_join(h, NULL) == 0, "P: H exited, pthread_join() returned");
 	if (x->c <= 0)

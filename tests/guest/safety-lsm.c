@@ -155,7 +155,7 @@ static void yama_relations(void *arg)
 		return;
 	}
 	stack = threadlet_stack_alloc(64 << 10);
-	if (!stack || q_start(&q) || async_head_init(&ahu, 16, 2) ||
+	if (threadlet_err(stack) || q_start(&q) || async_head_init(&ahu, 16, 2) ||
 	    !sf_block_prepare(&b, &ahu)) {
 		sf_ok(0, "Yama: set-up");
 		return;
@@ -317,7 +317,7 @@ static void task_work(void *arg)
 	long ret;
 
 	(void)arg;
-	if (!stack || async_head_init(&ahu, 16, 2)) {
+	if (threadlet_err(stack) || async_head_init(&ahu, 16, 2)) {
 		sf_ok(0, "task work: set-up");
 		return;
 	}

@@ -94,7 +94,7 @@ static void sigsuspend_case(void *arg)
 	sigaddset(&orig, SIGUSR2);
 	pthread_sigmask(SIG_SETMASK, &orig, NULL);
 	stack = threadlet_stack_alloc(64 << 10);
-	if (!stack || async_head_init(&ahu, 16, 2) ||
+	if (threadlet_err(stack) || async_head_init(&ahu, 16, 2) ||
 	    pthread_create(&k, NULL, killer, &w)) {
 		sf_ok(0, "sigsuspend: set-up");
 		return;
@@ -186,7 +186,7 @@ static void sigtimedwait_case(void *arg)
 	sigemptyset(&none);
 	pthread_sigmask(SIG_SETMASK, &none, NULL);
 	stack = threadlet_stack_alloc(64 << 10);
-	if (!stack || async_head_init(&ahu, 16, 2)) {
+	if (threadlet_err(stack) || async_head_init(&ahu, 16, 2)) {
 		sf_ok(0, "sigtimedwait: set-up");
 		return;
 	}

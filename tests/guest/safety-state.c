@@ -364,7 +364,7 @@ static void run_case(void *arg)
 	}
 	stack = threadlet_stack_alloc(64 << 10);
 	r = async_head_init(&ahu, 16, 2);
-	if (!stack || r || !sf_block_prepare(&b, &ahu)) {
+	if (threadlet_err(stack) || r || !sf_block_prepare(&b, &ahu)) {
 		sf_ok(0, "%s: async_head_init (%d) and the writer thread", c->what, r);
 		return;
 	}

@@ -117,7 +117,7 @@ int main(void)
 	void *ev;
 
 	stack = threadlet_stack_alloc(64 << 10);
-	tl_ok(stack != 0 && (stack & 15) == 0, "threadlet_stack_alloc gives an aligned top");
+	tl_ok(!threadlet_err(stack) && (stack & 15) == 0, "threadlet_stack_alloc gives an aligned top");
 
 	pid = fork();
 	if (pid == 0)

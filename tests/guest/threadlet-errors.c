@@ -165,10 +165,10 @@ static void library(void)
 	tl_ok(threadlet_exec(noop, NULL, stack, NULL) == -EINVAL, "threadlet_exec: NULL head");
 	tl_ok(threadlet_exec(noop, NULL, stack, &a) == 1, "a fn that forgets complete_threadlet_fn still returns 1");
 	tl_ok(complete_threadlet_fn(NULL, &a) == -EINVAL, "complete_threadlet_fn outside a threadlet");
-	tl_ok(threadlet_stack_alloc(0) == 0, "threadlet_stack_alloc(0) fails");
-	errno = 0;
-	threadlet_stack_free(stack + 16);	/* not a stack top */
-	tl_ok(errno == EINVAL, "threadlet_stack_free of a non-stack: EINVAL, ignored");
+	tl_ok(threadlet_err(threadlet_stack_alloc(0)) == -EINVAL,
+	      "threadlet_stack_alloc(0): -EINVAL");
+	tl_ok(threadlet_stack_free(stack + 16) == -EINVAL,
+	      "threadlet_stack_free of a non-stack: -EINVAL, ignored");
 	async_head_exit(&a);
 	threadlet_stack_free(stack);
 }

@@ -533,17 +533,16 @@ static void t_async_exec(void)
 		fd = nread = -12345;
 		memset(buf, 0, sizeof(buf));
 		arm(self_fd, n);
-		errno = 0;
 		done = async_exec(a, &k);
-		e = errno;
+		e = -threadlet_ptr_err(done);
 		left = disarm(self_fd);
 
-		if (!done) {
+		if (!done || e) {
 			/* Did not start: the first atom could not be read. */
 			r = -e;
 			if (e != EFAULT && e != ENOMEM)
-				fi_bad(&f, n, "async_exec NULL, errno %s",
-				       e ? strerrorname_np(e) : "0");
+				fi_bad(&f, n, "async_exec %s",
+				       e ? strerrorname_np(e) : "NULL (went async)");
 		} else if (done == &a[0]) {
 			r = fd;
 			if (fd >= 0 || !clean_errno(-fd))
@@ -641,7 +640,7 @@ static void t_threadlet_exec(void)
 	pid_t me = gettid();
 	int wfd = open(file_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
-	if (!stack || wfd < 0 || write(wfd, file_data, sizeof(file_data) - 1) < 0) {
+	if (threadlet_err(stack) || wfd < 0 || write(wfd, file_data, sizeof(file_data) - 1) < 0) {
 		fi_bad(&f, 0, "setup failed");
 		fi_report(&f, threads0);
 		return;

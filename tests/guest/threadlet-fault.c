@@ -117,8 +117,9 @@ int main(void)
 	pages = mmap(NULL, NJOBS * 4096UL, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	stack = threadlet_stack_alloc(STACK_SZ);
-	tl_ok(big != MAP_FAILED && pages != MAP_FAILED && stack, "mappings");
-	if (big == MAP_FAILED || pages == MAP_FAILED || !stack)
+	tl_ok(big != MAP_FAILED && pages != MAP_FAILED && !threadlet_err(stack),
+	      "mappings");
+	if (big == MAP_FAILED || pages == MAP_FAILED || threadlet_err(stack))
 		return tl_exit();
 	for (int i = 0; i < 2; i++)
 		lockers += !pthread_create(&lt[i], NULL, locker, big);

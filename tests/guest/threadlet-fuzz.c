@@ -454,6 +454,14 @@ typedef long (*vdso_off_fn)(struct threadlet_area *);
 static vdso_on_fn vdso_on;
 static vdso_off_fn vdso_off;
 
+/* A vDSO function, or NULL where this vDSO has none. */
+static void *vdso_sym_or_null(const char *name)
+{
+	void *p = threadlet_vdso_sym(name);
+
+	return threadlet_ptr_err(p) ? NULL : p;
+}
+
 /* ---- parking and landing, in assembly --------------------------------------- */
 
 /*
@@ -899,8 +907,11 @@ static unsigned long stack_get(void)
 		alloc = ++g.nstack_alloc;
 	}
 	pthread_mutex_unlock(&g.stack_lock);
-	if (alloc)
+	if (alloc) {
 		s = threadlet_stack_alloc(STACK_SZ);
+		if (threadlet_err(s))
+			s = 0;		/* no stack, as from an empty queue */
+	}
 	return s;
 }
 
@@ -989,7 +1000,6 @@ static int area_shared(struct thr *t)
 /* Makes sure the library has registered this thread's TLS area. */
 static void tls_register_lib(void)
 {
-	errno = 0;
 	async_exec((struct syslet_uatom *)8, NULL);	/* registers, then EFAULT */
 }
 
@@ -1895,14 +1905,13 @@ static void op_syslet(struct thr *t, int hostile)
 	if (hostile && chance(r, 60))
 		first = (struct syslet_uatom *)(uintptr_t)bad_ptr(r, chance(r, 500) ? 8 : 1);
 	stat_inc(ST_SYSLET);
-	errno = 0;
 	ret = async_exec(first, ahu);
-	e = errno;
+	e = -threadlet_ptr_err(ret);
 	if ((int)RS0(SYS_gettid) != tid) {
 		rogue_detail(hostile ? "async_exec(hostile)" : "async_exec", t, tid, c);
 		rogue_return("async_exec returned in a task with another TID");
 	}
-	if (!ret && !e) {
+	if (!ret) {
 		/* Went async: the final atom will be posted (unless NO_COMPLETE). */
 		int exp = T_ISSUED;
 
@@ -1916,7 +1925,7 @@ static void op_syslet(struct thr *t, int hostile)
 			__atomic_store_n(&c->state, T_FREE, __ATOMIC_RELEASE);
 		return;
 	}
-	if (!ret) {
+	if (e) {
 		if (e != EINVAL && e != EBUSY && e != EFAULT && e != ENOMEM)
 			violation("async_exec failed with errno %d", e);
 		if (first == &c->at[0] && c->checked && e == EFAULT)
@@ -2769,7 +2778,7 @@ static void fork_child(struct rng *r, int exec_it)
 		static struct job j;
 		unsigned long st = threadlet_stack_alloc(STACK_SZ);
 
-		if (!st || async_head_init(&lahu, 4, 1 + (unsigned int)below(r, 3)))
+		if (threadlet_err(st) || async_head_init(&lahu, 4, 1 + (unsigned int)below(r, 3)))
 			_exit(0);
 		memset(&j, 0, sizeof(j));
 		j.kind = FN_SLEEP;
@@ -2889,13 +2898,12 @@ static void op_area_victim(struct thr *t)
 		chain_build(c, r, t, 0, 0);
 		c->head = 0;
 		c->tid = (int)RS0(SYS_gettid);
-		errno = 0;
 		a = async_exec(&c->at[0], &lib_ahu[0]);
 		if ((int)RS0(SYS_gettid) != c->tid) {
 			rogue_detail("async_exec(area_victim)", t, c->tid, c);
 			rogue_return("async_exec returned in a task with another TID");
 		}
-		if (!a && !errno) {
+		if (!a) {		/* went async */
 			int exp = T_ISSUED;
 
 			if (!__atomic_compare_exchange_n(&c->state, &exp, T_ASYNC, 0,
@@ -3947,8 +3955,8 @@ static void __attribute__((noreturn)) round_child(u64 rseed, unsigned int round,
 	pthread_mutex_init(&g.land_lock, NULL);
 	pthread_key_create(&g.key, thr_dtor);
 	signals_setup();
-	vdso_on = (vdso_on_fn)threadlet_vdso_sym("__vdso_threadlet_on");
-	vdso_off = (vdso_off_fn)threadlet_vdso_sym("__vdso_threadlet_off");
+	vdso_on = (vdso_on_fn)vdso_sym_or_null("__vdso_threadlet_on");
+	vdso_off = (vdso_off_fn)vdso_sym_or_null("__vdso_threadlet_off");
 	round_memory(&r);
 	round_files(&r);
 	if (g_verbose)
@@ -4092,7 +4100,7 @@ static int exec_child(int argc, char **argv)
 		long ret;
 
 		st[i] = threadlet_stack_alloc(STACK_SZ);
-		if (!st[i])
+		if (threadlet_err(st[i]))
 			return 0;
 		ret = threadlet_exec(x_fn, (void *)(uintptr_t)(chance(&r, 100) ? 2 : 1), st[i], &x_ahu);
 		if ((int)RS0(SYS_gettid) != tid) {

@@ -319,10 +319,12 @@ int main(void)
 
 	vdso_on = (on_fn)threadlet_vdso_sym("__vdso_threadlet_on");
 	vdso_off_tls = (off_tls_fn)threadlet_vdso_sym("__vdso_threadlet_off_tls");
+	if (threadlet_ptr_err(vdso_on) || threadlet_ptr_err(vdso_off_tls))
+		vdso_on = NULL, vdso_off_tls = NULL;	/* no vDSO functions */
 	tl_ok(async_head_init(&ahu, 64, 8) == 0, "async_head_init");
 	stack = threadlet_stack_alloc(STACK_SZ);
-	tl_ok(stack != 0, "threadlet stack");
-	if (!stack)
+	tl_ok(!threadlet_err(stack), "threadlet stack");
+	if (threadlet_err(stack))
 		return tl_exit();
 	part1(stack, me);
 	part2(stack);

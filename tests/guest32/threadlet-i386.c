@@ -178,7 +178,7 @@ static void checks(int want_vdso)
 
 	tl_ok(threadlet_uses_vdso() == want_vdso, "threadlet_on/off through the %s",
 	      want_vdso ? "32-bit vDSO" : "system calls");
-	tl_ok(stack && !(stack & 15), "threadlet_stack_alloc gives an aligned top");
+	tl_ok(!threadlet_err(stack) && !(stack & 15), "threadlet_stack_alloc gives an aligned top");
 	tl_ok(async_head_init(&ahu, 16, 2) == 0, "async_head_init(16 entries, 2 threads)");
 	tl_ok(tl_wait_parked(&ahu, 2), "both pool threads parked");
 	tl_ok(tl_nr_threads() == threads0 + 2, "pool threads started");

@@ -291,8 +291,8 @@ static void req_start(struct req *r)
 	done = async_exec(&r->atom, &aio_ahu);
 	if (done == &r->atom)
 		req_done(r, r->ret);
-	else if (!done && errno)	/* could not run at all */
-		req_done(r, -errno);
+	else if (threadlet_ptr_err(done))	/* could not run at all */
+		req_done(r, threadlet_ptr_err(done));
 }
 
 /*
@@ -478,11 +478,12 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group)
 	 * overlap.
 	 */
 	if (!err)
-		syslet_atom_init(&r->atom, nr,
-				 op == O_SYNC || op == O_DSYNC ||
-				 cb->aio_nbytes >= TL_AIO_ASYNC_BYTES ? SYSLET_ASYNC : 0,
-				 &r->ret, NULL, nargs,
-				 &r->args[0], &r->args[1], &r->args[2], &r->args[3]);
+		err = -syslet_atom_init(&r->atom, nr,
+					op == O_SYNC || op == O_DSYNC ||
+					cb->aio_nbytes >= TL_AIO_ASYNC_BYTES ?
+					SYSLET_ASYNC : 0, &r->ret, NULL, nargs,
+					&r->args[0], &r->args[1], &r->args[2],
+					&r->args[3]);
 
 	pthread_mutex_lock(&aio_lock);
 	slot = table_slot(cb);

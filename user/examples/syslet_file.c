@@ -55,8 +55,8 @@ int main(int argc, char **argv)
 			 (unsigned long long *)&fd);
 
 	done = async_exec(&atoms[0], &ahu);
-	if (!done && errno) {
-		perror("async_exec");
+	if (threadlet_ptr_err(done)) {
+		fprintf(stderr, "async_exec: %s\n", strerror(-threadlet_ptr_err(done)));
 		return 1;
 	}
 	if (!done) {

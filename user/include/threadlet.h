@@ -15,8 +15,16 @@
  *	     event arrives in ahu's completion ring when fn finishes;
  *	 <0: -errno, fn did not run.
  *
- * All calls return -errno on failure unless noted. See README.md for the
- * rules a threadlet function must follow.
+ * Errors, one convention for every function that can fail (as liburing's):
+ *  - a function that returns a number returns -errno on failure;
+ *  - a function that returns a pointer (or an address, such as a stack
+ *    top) returns an error value on failure: -errno converted to the
+ *    pointer type, in the last page of the address space, where no user
+ *    object can be. threadlet_ptr_err() and threadlet_err() give the
+ *    -errno of such a value, 0 for a real pointer (NULL included);
+ *  - errno is never set: the library is safe to call between a failing
+ *    call and the code that reads errno.
+ * See README.md for the rules a threadlet function must follow.
  */
 #ifndef THREADLET_H
 #define THREADLET_H
@@ -33,6 +41,21 @@ extern "C" {
  * syslet atoms name i386 system calls). Each is defined only if not yet
  * defined, so that kernel headers that have them can come first.
  */
+/* The largest errno a function returns as an error value (the kernel's). */
+#define THREADLET_MAX_ERRNO	4095
+
+/* -errno if @v (an address a function returned) is an error value, else 0. */
+static inline int threadlet_err(unsigned long v)
+{
+	return v >= (unsigned long)-THREADLET_MAX_ERRNO ? (int)(long)v : 0;
+}
+
+/* -errno if @p (a pointer a function returned) is an error value, else 0. */
+static inline int threadlet_ptr_err(const void *p)
+{
+	return threadlet_err((unsigned long)p);
+}
+
 #ifndef __NR_threadlet_register
 #define __NR_threadlet_register	451
 #endif
@@ -84,8 +107,11 @@ int async_head_init_pool(struct async_head_user *ahu, unsigned int ring_entries,
 /* async_head_init_pool() with min = min(max, TL_POOL_MIN). */
 int async_head_init(struct async_head_user *ahu, unsigned int ring_entries,
 		    unsigned int max_cachemiss_threads);
-/* Ends the pool (waits for threadlets still running), frees the ring. */
-void async_head_exit(struct async_head_user *ahu);
+/*
+ * Ends the pool (waits for threadlets still running), frees the ring.
+ * Returns 0, or -EINVAL if @ahu is not a head that async_head_init*() set up.
+ */
+int async_head_exit(struct async_head_user *ahu);
 
 struct async_pool_stats {
 	unsigned int min, max;
@@ -96,16 +122,21 @@ struct async_pool_stats {
 };
 /* The pool's figures; -EINVAL if @ahu has no pool of this library. */
 int async_head_pool_stats(struct async_head_user *ahu, struct async_pool_stats *st);
-/* Next completion or NULL; advances user_ring_idx. */
+/* Next completion or NULL if there is none (not an error); advances user_ring_idx. */
 void *async_ring_pop(struct async_head_user *ahu);
 /* Sleep until @min_wait_events completions are past @user_ring_idx.
  * Returns how many are, -EINTR on a signal. */
 long async_wait(unsigned long min_wait_events, unsigned long user_ring_idx,
 		struct async_head_user *ahu);
 
-/* A stack for threadlets: returns its top, with a guard page below; 0 on failure. */
+/*
+ * A stack for threadlets: returns its top, with a guard page below, or an
+ * error value (threadlet_err(): -EINVAL for a size of 0 or over 1 GiB,
+ * -ENOMEM).
+ */
 unsigned long threadlet_stack_alloc(size_t size);
-void threadlet_stack_free(unsigned long stack_top);
+/* 0, or -EINVAL for a top that threadlet_stack_alloc() did not return. */
+int threadlet_stack_free(unsigned long stack_top);
 
 long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
 		    struct async_head_user *ahu);
@@ -182,9 +213,9 @@ static inline long complete_threadlet_fn(void *event,
  * x86-64 numbers in a 64-bit process, i386 numbers in a 32-bit one.
  *
  * async_exec() returns the final atom when the chain ran in place, NULL
- * when it went async (errno is then 0; the final atom will be posted into
- * ahu's ring unless it has SYSLET_NO_COMPLETE), or NULL with errno set when
- * it could not start (EINVAL, EBUSY, EFAULT, ENOMEM).
+ * when it went async (the final atom will be posted into ahu's ring unless
+ * it has SYSLET_NO_COMPLETE), or an error value when it could not start
+ * (threadlet_ptr_err(): -EINVAL, -EBUSY, -EFAULT, -ENOMEM).
  */
 struct syslet_uatom *async_exec(struct syslet_uatom *atom,
 				struct async_head_user *ahu);
@@ -197,9 +228,10 @@ int umem_add(unsigned long long *uptr, unsigned long long inc);
 /*
  * Fills @a: run system call @nr with the @nargs arguments found at the
  * unsigned long long pointers that follow, store the result at @ret (may
- * be NULL), then go on with @next (NULL ends the chain).
+ * be NULL), then go on with @next (NULL ends the chain). Returns 0, or
+ * -EINVAL (@a is NULL or @nargs is over 6; @a is then left untouched).
  */
-void syslet_atom_init(struct syslet_uatom *a, unsigned int nr,
+int syslet_atom_init(struct syslet_uatom *a, unsigned int nr,
 		      unsigned int flags, long long *ret,
 		      struct syslet_uatom *next, unsigned int nargs, ...);
 
@@ -213,8 +245,10 @@ static inline void syslet_link(struct syslet_uatom *a, struct syslet_uatom *next
 
 /*
  * A function of the vDSO the kernel mapped into this process, by name
- * (for example "__vdso_threadlet_off_tls"); NULL if it has none by that
- * name. For programs that call the vDSO's threadlet functions directly.
+ * (for example "__vdso_threadlet_off_tls"), or an error value
+ * (threadlet_ptr_err(): -ENOENT if the vDSO has no function by that name,
+ * -ENOSYS if the process has no vDSO or one this code cannot read, -EINVAL
+ * for a NULL @name). For programs that call the vDSO's functions directly.
  */
 void *threadlet_vdso_sym(const char *name);
 struct threadlet_stats {

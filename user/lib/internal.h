@@ -2,6 +2,7 @@
 #ifndef TL_INTERNAL_H
 #define TL_INTERNAL_H
 
+#include <errno.h>
 #include <threadlet.h>
 
 #define TL_HIDDEN __attribute__((visibility("hidden")))
@@ -13,6 +14,20 @@
  */
 #define TL_LIB_UNREGISTERED	(1U << 0)
 #define TL_LIB_CACHEMISS	(1U << 1)
+
+/*
+ * No function of the library changes errno (threadlet.h): one that calls
+ * something that may (syscall(3), malloc, mmap) starts with TL_KEEP_ERRNO,
+ * which puts errno back when the function returns, after its return value
+ * (which may read errno) is computed.
+ */
+static inline void tl_errno_restore(const int *saved)
+{
+	errno = *saved;
+}
+
+#define TL_KEEP_ERRNO \
+	const int tl_saved_errno __attribute__((cleanup(tl_errno_restore))) = errno
 
 typedef long (*tl_on_fn)(struct threadlet_area *, unsigned long,
 			 unsigned long, void *);

@@ -103,6 +103,8 @@ static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
 static long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
 			  unsigned long sp, void *ahu)
 {
+	TL_KEEP_ERRNO;
+
 	(void)area;
 	return syscall(__NR_threadlet_on, ip, sp, ahu) ? -errno : 0;
 }
@@ -110,6 +112,8 @@ static long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
 /* The kernel finds the caller's area itself: no stale pointer either. */
 static long tl_syscall_off_tls(long tls_offset)
 {
+	TL_KEEP_ERRNO;
+
 	(void)tls_offset;
 	return syscall(__NR_threadlet_off);
 }
@@ -134,9 +138,13 @@ static void tl_init(void)
 
 	pthread_atfork(NULL, NULL, tl_atfork_child);
 	if (!force || strcmp(force, "1")) {
-		tl_on = (tl_on_fn)threadlet_vdso_sym("__vdso_threadlet_on");
-		__threadlet_off_tls = (__threadlet_off_tls_fn)
-			threadlet_vdso_sym("__vdso_threadlet_off_tls");
+		void *on = threadlet_vdso_sym("__vdso_threadlet_on");
+		void *off = threadlet_vdso_sym("__vdso_threadlet_off_tls");
+
+		if (!threadlet_ptr_err(on) && !threadlet_ptr_err(off)) {
+			tl_on = (tl_on_fn)on;
+			__threadlet_off_tls = (__threadlet_off_tls_fn)off;
+		}
 	}
 	if (!tl_on || !__threadlet_off_tls) {
 		tl_on = tl_syscall_on;
@@ -160,6 +168,8 @@ int threadlet_uses_vdso(void)
 /* Registers the calling thread's area on first use. */
 static int tl_register(void)
 {
+	TL_KEEP_ERRNO;
+
 	pthread_once(&tl_once, tl_init);
 	if (!(__threadlet_area.lib_flags & TL_LIB_UNREGISTERED))
 		return 0;
@@ -189,7 +199,7 @@ void threadlet_stats(struct threadlet_stats *st)
 
 /*
  * Stacks handed out, so that threadlet_stack_free() can refuse a pointer
- * it did not return (errno EINVAL) instead of unmapping or reading memory
+ * it did not return (-EINVAL) instead of unmapping or reading memory
  * that is not a stack. Allocation is not a fast path; a list will do.
  */
 struct tl_stack {
@@ -204,28 +214,27 @@ static struct tl_stack *tl_stacks;
 
 unsigned long threadlet_stack_alloc(size_t size)
 {
+	TL_KEEP_ERRNO;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), map_size;
 	struct tl_stack *st;
 	char *base;
 
-	if (!size || size > (1UL << 30)) {
-		errno = EINVAL;
-		return 0;
-	}
+	if (!size || size > (1UL << 30))
+		return (unsigned long)-EINVAL;
 	st = malloc(sizeof(*st));
 	if (!st)
-		return 0;
+		return (unsigned long)-ENOMEM;
 	map_size = ((size + page - 1) & ~(page - 1)) + page;
 	base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (base == MAP_FAILED) {
 		free(st);
-		return 0;
+		return (unsigned long)-ENOMEM;
 	}
 	if (mprotect(base, page, PROT_NONE)) {	/* the guard page */
 		munmap(base, map_size);
 		free(st);
-		return 0;
+		return (unsigned long)-ENOMEM;
 	}
 	st->base = base;
 	st->map_size = map_size;
@@ -237,8 +246,9 @@ unsigned long threadlet_stack_alloc(size_t size)
 	return st->top;
 }
 
-void threadlet_stack_free(unsigned long stack_top)
+int threadlet_stack_free(unsigned long stack_top)
 {
+	TL_KEEP_ERRNO;
 	struct tl_stack **pp, *st = NULL;
 
 	pthread_mutex_lock(&tl_stacks_lock);
@@ -250,12 +260,11 @@ void threadlet_stack_free(unsigned long stack_top)
 		}
 	}
 	pthread_mutex_unlock(&tl_stacks_lock);
-	if (!st) {
-		errno = EINVAL;
-		return;
-	}
+	if (!st)
+		return -EINVAL;
 	munmap(st->base, st->map_size);
 	free(st);
+	return 0;
 }
 
 /* ---- running threadlets ---------------------------------------------- */
@@ -305,8 +314,12 @@ long tl_exec_slow(long (*fn)(void *), void *data, unsigned long stack_top,
 	int ret;
 
 	tl_set_area_tpoff();
-	/* No stack ends in the first page; nor can the top block fit there. */
-	if (!fn || !ahu || stack_top < 4096 || (stack_top & 15))
+	/*
+	 * No stack ends in the first page; nor can the top block fit there.
+	 * Nor in the last: that is an error value of threadlet_stack_alloc().
+	 */
+	if (!fn || !ahu || stack_top < 4096 || threadlet_err(stack_top) ||
+	    (stack_top & 15))
 		return -EINVAL;
 	ret = tl_register();
 	if (ret)
@@ -488,6 +501,7 @@ static void tl_pool_wait_gone(struct tl_pool *pool)
 
 long async_head_parked(struct async_head_user *ahu)
 {
+	TL_KEEP_ERRNO;
 	long ret = syscall(__NR_async_register, ahu, sizeof(*ahu),
 			   ASYNC_QUERY_PARKED);
 
@@ -537,6 +551,7 @@ static int tl_pool_wait_parked(struct tl_pool *pool, unsigned int n)
 int async_head_init_pool(struct async_head_user *ahu, unsigned int ring_entries,
 			 unsigned int min_threads, unsigned int max_threads)
 {
+	TL_KEEP_ERRNO;
 	struct tl_pool *pool;
 	uint64_t *ring;
 	unsigned int i;
@@ -634,8 +649,9 @@ int async_head_pool_stats(struct async_head_user *ahu, struct async_pool_stats *
 	return 0;
 }
 
-void async_head_exit(struct async_head_user *ahu)
+int async_head_exit(struct async_head_user *ahu)
 {
+	TL_KEEP_ERRNO;
 	struct tl_pool **pp, *pool = NULL;
 
 	pthread_mutex_lock(&tl_pools_lock);
@@ -648,16 +664,18 @@ void async_head_exit(struct async_head_user *ahu)
 	}
 	pthread_mutex_unlock(&tl_pools_lock);
 	if (!pool)
-		return;
+		return -EINVAL;
 	syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_UNREGISTER);
 	tl_pool_wait_gone(pool);
 	free((void *)(uintptr_t)ahu->completion_ring);
 	ahu->completion_ring = 0;
 	free(pool);
+	return 0;
 }
 
 void *async_ring_pop(struct async_head_user *ahu)
 {
+	TL_KEEP_ERRNO;
 	uint64_t *ring = (uint64_t *)(uintptr_t)ahu->completion_ring;
 	uint64_t mask = ahu->ring_size_bytes / sizeof(uint64_t) - 1;
 	uint64_t u = ahu->user_ring_idx;
@@ -676,6 +694,7 @@ void *async_ring_pop(struct async_head_user *ahu)
 long async_wait(unsigned long min_wait_events, unsigned long user_ring_idx,
 		struct async_head_user *ahu)
 {
+	TL_KEEP_ERRNO;
 	long ret = syscall(__NR_async_wait, min_wait_events, user_ring_idx, ahu);
 
 	return ret < 0 ? -errno : ret;
@@ -686,21 +705,20 @@ long async_wait(unsigned long min_wait_events, unsigned long user_ring_idx,
 struct syslet_uatom *async_exec(struct syslet_uatom *atom,
 				struct async_head_user *ahu)
 {
+	TL_KEEP_ERRNO;
 	long ret = tl_register();
 
-	if (ret) {
-		errno = -ret;
-		return NULL;
-	}
+	if (ret)
+		return (struct syslet_uatom *)ret;
 	ret = syscall(__NR_async_exec, atom, ahu);
 	if (ret == -1)
-		return NULL;
-	errno = 0;
+		ret = -errno;	/* never a final atom: that is user memory */
 	return (struct syslet_uatom *)ret;
 }
 
 int umem_add(unsigned long long *uptr, unsigned long long inc)
 {
+	TL_KEEP_ERRNO;
 #ifdef __i386__
 	/* The increment in two registers, the low half first. */
 	long ret = syscall(__NR_umem_add, uptr, (unsigned long)inc,
@@ -712,20 +730,23 @@ int umem_add(unsigned long long *uptr, unsigned long long inc)
 	return ret < 0 ? -errno : (int)ret;
 }
 
-void syslet_atom_init(struct syslet_uatom *a, unsigned int nr,
-		      unsigned int flags, long long *ret,
-		      struct syslet_uatom *next, unsigned int nargs, ...)
+int syslet_atom_init(struct syslet_uatom *a, unsigned int nr,
+		     unsigned int flags, long long *ret,
+		     struct syslet_uatom *next, unsigned int nargs, ...)
 {
 	va_list ap;
 	unsigned int i;
 
+	if (!a || nargs > 6)
+		return -EINVAL;
 	memset(a, 0, sizeof(*a));
 	a->flags = flags;
 	a->nr = nr;
 	a->ret_ptr = (uintptr_t)ret;
 	a->next = (uintptr_t)next;
 	va_start(ap, nargs);
-	for (i = 0; i < nargs && i < 6; i++)
+	for (i = 0; i < nargs; i++)
 		a->arg_ptr[i] = (uintptr_t)va_arg(ap, unsigned long long *);
 	va_end(ap);
+	return 0;
 }
