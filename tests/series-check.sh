@@ -43,7 +43,7 @@ ours=$({ cat "$B/linux/.threadlets/overlay-files"
 # sparse checkout: git am needs no others, and the whole tree is 80,000
 # files); with --build, the whole tree.
 [ "${1:-}" = --build ] || AM=$OUT/am
-rm -rf "$OUT/am" "$OUT/linux"
+rm -rf "$AM"
 if [ "${1:-}" = --build ]; then
 	git clone -q --branch upstream "$OUT/git" "$AM"
 else
