@@ -1,6 +1,7 @@
 #!/bin/bash
 # Checks the kernel series that scripts/mkseries.sh exports (make series).
-# One PASS or FAIL line per check, for tests/check.sh:
+# One PASS or FAIL line per check, for tests/check.sh; exit status 1 if
+# any failed:
 #   - the series applies with git am to a fresh clone of the upstream import;
 #   - after the last patch, the files it touches are exactly ours, and each
 #     is identical to the prepared tree build/linux (overlay + patches);
@@ -25,13 +26,14 @@ export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$REPO")} CCACHE_NOHASHDIR=1
 mkdir -p "$LOG"
 
+failed=0
 result() {	# result <status> <what>
-	if [ "$1" = 0 ]; then echo "PASS $2"; else echo "FAIL $2"; fi
+	if [ "$1" = 0 ]; then echo "PASS $2"; else echo "FAIL $2"; failed=1; fi
 }
 
 if ! "$REPO/scripts/mkseries.sh" "$REPO" > "$LOG/series-export.log" 2>&1; then
 	result 1 "series: make series exports the kernel series (see $LOG/series-export.log)"
-	exit 0
+	exit 1
 fi
 mapfile -t patches < <(ls "$OUT"/patches/[0-9]*.patch | grep -v '/0000-cover-letter')
 
@@ -61,7 +63,7 @@ fi > "$LOG/series-am.log" 2>&1 &&
 		am -q "${patches[@]}" >> "$LOG/series-am.log" 2>&1
 am=$?
 result $am "series: ${#patches[@]} patches apply with git am to a fresh upstream import"
-[ $am = 0 ] || exit 0
+[ $am = 0 ] || exit 1
 
 # 2. The tree after the last patch is the prepared tree, for our files.
 touched=$(git -C "$AM" diff --name-only upstream HEAD | sort)
@@ -89,7 +91,7 @@ checks=$(grep -c ': CHECK:' "$LOG/series-checkpatch.log")
 [ "$errors" = 0 ]
 result $? "series: checkpatch.pl --strict: $errors errors ($warnings warnings, $checks checks) in ${#patches[@]} patches"
 
-[ "${1:-}" = --build ] || exit 0
+[ "${1:-}" = --build ] || exit $failed
 
 # 4. The kernel builds after every patch, incrementally in one object dir.
 KMAKE=(make -C "$AM" O="$KOBJ" CC="ccache gcc" HOSTCC="ccache gcc" -j"${JOBS:-2}"
@@ -119,3 +121,4 @@ done
 # The last patch must have turned the feature on.
 grep -q '^CONFIG_THREADLETS=y' "$KOBJ/.config"
 result $? "series: CONFIG_THREADLETS=y in the build of the whole series"
+exit $failed
