@@ -59,7 +59,7 @@ else
 		git -C "$AM" sparse-checkout set --no-cone --stdin &&
 		git -C "$AM" read-tree -mu HEAD
 fi > "$LOG/series-am.log" 2>&1 &&
-	git -C "$AM" -c user.name=check -c user.email=check@localhost \
+	git -C "$AM" -c user.name=check -c user.email=check@localhost -c gc.auto=0 \
 		am -q "${patches[@]}" >> "$LOG/series-am.log" 2>&1
 am=$?
 result $am "series: ${#patches[@]} patches apply with git am to a fresh upstream import"
