@@ -40,7 +40,7 @@ CFLAGS   := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(TBIN)/%,$(wildcard tests/guest/*.c))
 EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c))
 
-OVERLAY  := $(shell find arch include kernel -type f 2>/dev/null)
+OVERLAY  := $(shell find arch include kernel Documentation -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
 .PHONY: install uninstall man-lint install-check deb deb-check

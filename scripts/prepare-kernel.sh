@@ -14,7 +14,7 @@ mkdir -p "$(dirname "$2")"
 KSRC=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 TARBALL=/usr/src/linux-source-6.1.tar.xz
 STATE=$KSRC/.threadlets
-OVERLAY_DIRS="arch include kernel"
+OVERLAY_DIRS="arch include kernel Documentation"
 
 die() { echo "prepare-kernel: $*" >&2; exit 1; }
 
