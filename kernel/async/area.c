@@ -132,12 +132,33 @@ static int threadlet_unregister(struct threadlet_area __user *uarea)
 }
 
 /*
+ * Reserved fields must be zero and flags may hold only known bits when the
+ * area is registered, so that they can be given a meaning later: an old
+ * kernel then refuses a program that relies on one. (The area stays
+ * writable by user space; what it writes there later is not read.)
+ */
+static int threadlet_area_check(struct threadlet_area __user *uarea)
+{
+	struct threadlet_area k;
+
+	if (copy_from_user(&k, uarea, sizeof(k)))
+		return -EFAULT;
+	if (k.__reserved0 || memchr_inv(k.__reserved, 0, sizeof(k.__reserved)))
+		return -EINVAL;
+	if (k.flags & ~(THREADLET_ON | THREADLET_SIGNAL))
+		return -EINVAL;
+	return 0;
+}
+
+/*
  * threadlet_register - register (or, with THREADLET_UNREGISTER, drop) the
  * calling thread's threadlet area. One area per thread.
  */
 SYSCALL_DEFINE3(threadlet_register, struct threadlet_area __user *, area,
 		u32, len, u32, flags)
 {
+	int ret;
+
 	if (flags & ~THREADLET_UNREGISTER)
 		return -EINVAL;
 	if (flags & THREADLET_UNREGISTER)
@@ -150,6 +171,9 @@ SYSCALL_DEFINE3(threadlet_register, struct threadlet_area __user *, area,
 		return -EFAULT;
 	if (current->threadlet)
 		return -EBUSY;
+	ret = threadlet_area_check(area);
+	if (ret)
+		return ret;
 	return threadlet_reg_alloc(area);
 }
 

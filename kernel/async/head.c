@@ -170,6 +170,9 @@ static struct async_head *async_head_alloc(struct async_head_user *k,
 	u64 entries = k->ring_size_bytes / sizeof(u64);
 	struct async_head *head;
 
+	/* Reserved for later meanings: zero, and only known flags. */
+	if (k->__reserved || (k->flags & ~ASYNC_HEAD_RING_WAITERS))
+		return ERR_PTR(-EINVAL);
 	if (k->ring_size_bytes % sizeof(u64) || !entries ||
 	    entries > ASYNC_RING_MAX_ENTRIES || !is_power_of_2(entries))
 		return ERR_PTR(-EINVAL);

@@ -7,6 +7,10 @@
  * and move the caller (the "head") to a parked cache-miss thread only if
  * they block in the kernel.
  *
+ * Reserved fields must be zero and flags fields may hold only the bits
+ * defined here when a structure is handed to the kernel (-EINVAL
+ * otherwise), so that they can be given a meaning later.
+ *
  * Every structure here has fixed-size fields, so that 32-bit and 64-bit
  * processes share one layout and the compat entry points need no
  * translation. Pointers travel as __u64; on a 32-bit kernel an address
@@ -38,8 +42,8 @@ struct threadlet_area {
 	__u64 nr_fallbacks;	/* kernel: sleeps that could not hand off */
 	__u64 nr_sync;		/* vDSO/kernel: threadlets that completed in place */
 	__u32 last_fallback;	/* kernel: enum threadlet_fallback of the last one */
-	__u32 __reserved0;
-	__u64 __reserved[6];
+	__u32 __reserved0;	/* reserved: 0 when registered, or -EINVAL */
+	__u64 __reserved[6];	/* the same */
 } __attribute__((aligned(128)));
 
 #define THREADLET_AREA_SIZE	128
@@ -116,7 +120,7 @@ struct async_head_user {
 	__u32 flags;		/* ASYNC_HEAD_* set by the kernel */
 	__u32 low_watermark;	/* <= max_cachemiss_threads */
 	__u64 idle_timeout_ms;	/* <= ASYNC_MAX_IDLE_MS */
-	__u64 __reserved;
+	__u64 __reserved;	/* reserved: 0 when registered, or -EINVAL */
 };
 
 /*
