@@ -12,6 +12,11 @@
 #              (DESTDIR, PREFIX=/usr/local, LIBDIR, INCLUDEDIR, UAPI_INCLUDEDIR, MANDIR)
 #   make man-lint   groff -ww and mandoc -Tlint on every man page
 #   make install-check   install into a temporary DESTDIR, build against it
+#   make series  the kernel side as a git format-patch series against the
+#                pinned upstream, in build/series/patches (scripts/mkseries.sh)
+#   make series-check   it applies with git am, equals build/linux, is
+#                checkpatch --strict clean, and builds after every patch
+#                (make check runs all but the per-patch builds)
 #   make deb     Debian packages libthreadlet1, libthreadlet-aio1, libthreadlet-dev
 #                in build/deb/ (dpkg-deb, then lintian); make deb-check installs
 #                them into a scratch root and builds against them
@@ -43,7 +48,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel Documentation -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
-.PHONY: install uninstall man-lint install-check deb deb-check
+.PHONY: install uninstall man-lint install-check deb deb-check series series-check
 .PHONY: all deps kernel kernel-debug kernel-i386 image-i386 prepare user user32 tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
@@ -102,6 +107,18 @@ kernel: prepare $(KOBJ)/.config
 	@echo "  KERNEL  $(BZIMAGE)"
 	@$(KMAKE) -s bzImage
 	@echo "  KERNEL  $$(cat $(KOBJ)/include/config/kernel.release)"
+
+# --- the kernel series -----------------------------------------------------------
+# build/series/git: the upstream tarball as the first commit (tag
+# upstream), then one commit per patches/export/NN-name; the series in
+# build/series/patches. series-check builds the kernel after every patch
+# (slow: the first build and the patches that change sched.h or
+# mm_types.h recompile most of it), so make check runs only the rest.
+series: prepare
+	@scripts/mkseries.sh $(CURDIR)
+
+series-check: prepare
+	@BUILD=$(B) tests/series-check.sh --build
 
 # --- user space ---------------------------------------------------------------
 LIBTL    := $(B)/user/libthreadlet.a

@@ -103,5 +103,11 @@ count_lines "$HERE/deb-check.sh"
 # of guest outputs in tests/report/, against the expected tables.
 count_lines "$HERE/report-check.sh"
 
+# 8. The kernel series (make series): it applies with git am to a fresh
+# upstream import, the tree after it equals build/linux for our files, and
+# checkpatch.pl --strict finds no error in any patch. The build after
+# every patch is make series-check, not run here (it takes too long).
+count_lines "$HERE/series-check.sh"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
