@@ -97,6 +97,7 @@ static void blocking_chains(void)
 		tl_drop_caches();
 		first += 300;
 		pread_chain(at, 4, first);
+		errno = 0;
 		done = async_exec(at, &ahu);
 		if (done) {
 			struct threadlet_stats st;
@@ -109,7 +110,7 @@ static void blocking_chains(void)
 				break;
 		}
 	}
-	tl_ok(done == NULL && errno == 0, "chain of cold ext4 reads went async");
+	tl_ok(done == NULL && errno == 0, "chain of cold ext4 reads went async, errno untouched");
 	tl_ok(tl_wait_one(&ahu) == &at[3] && pread_ok(4, first),
 	      "final atom arrives, all four reads right");
 	tl_ok(tl_wait_parked(&ahu, 2), "cache-miss thread parked again");
