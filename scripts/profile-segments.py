@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns the TLPROF/FUTEXPROF lines of a profile-segments boot into tables.
+"""Turns the TLPROF/FUTEXPROF (and TLSCHED/FUTEXSCHED) lines of a profile-segments boot into tables.
 
 Each line holds the mean instructions (guest ns under -icount) of each step
 over 1,000 iterations, stamp cost included; the first two stamps of a
@@ -33,6 +33,54 @@ FUTEX = [
     "waker's return to user space, its FUTEX_WAIT and the context switch; "
     "on two, the IPI and the other CPU's exit from idle",
 ]
+
+# The split of the step from the wake-up to the woken task back from
+# schedule(): stamps in the first __schedule() on the waker's CPU after it.
+SPLIT = [
+    "from the end of the wake-up to __schedule() (hand-off: the hook's "
+    "return, the rest of sched_submit_work(); futex: the waker's return to "
+    "user space and its FUTEX_WAIT, or its preemption on the way out)",
+    "rq_lock(), update_rq_clock()",
+    "the sleeper's dequeue: deactivate_task() (none if it was preempted)",
+    "pick_next_task()",
+    "bookkeeping up to context_switch() (the sched_switch tracepoint)",
+    "context_switch(): switch_mm, switch_to, finish_task_switch(), up to "
+    "the woken task's return from it",
+    "the woken task from context_switch() back to its caller of schedule()",
+]
+
+# The split of the wake-up (try_to_wake_up()) of the spare or the waiter.
+WAKE = [
+    "the call, p->pi_lock taken",
+    "state match, on_rq test, TASK_WAKING, wait for p->on_cpu",
+    "select_task_rq(): the CPU to wake on",
+    "ttwu_queue(): rq_lock(), update_rq_clock()",
+    "activate_task(): the enqueue",
+    "check_preempt_curr(): should the woken task preempt current",
+    "the rest of ttwu_do_wakeup(): task_woken, the idle stamp",
+    "unlock, return to the caller (futex: wake_up_q's task reference)",
+]
+
+
+def split(cols, stamp, title, names):
+    print(f"#### {title}\n")
+    print("Mean over the iterations of each 1,000; one stamp subtracted from each step. "
+          "Iterations whose stamps are out of order (another switch came "
+          "first) are not counted: " +
+          ", ".join(f"{t} {sum(r[-1] for r in rows)}" for t, rows in cols) +
+          ".\n")
+    print("| step | " + " | ".join(t for t, _ in cols) + " |")
+    print("|---|" + "---:|" * len(cols))
+    tot = [0] * len(cols)
+    for i, name in enumerate(names):
+        vals = []
+        for j, (_, rows) in enumerate(cols):
+            # Sums over the valid iterations of each line of 1,000.
+            v = sum(r[i] / (1000 - r[-1]) for r in rows) / len(rows) - stamp
+            tot[j] += v
+            vals.append(f"{v:.0f}")
+        print(f"| {name} | " + " | ".join(vals) + " |")
+    print("| **sum** | " + " | ".join(f"**{v:.0f}**" for v in tot) + " |\n")
 
 
 def table(title, names, rows, stamp, cross):
@@ -75,6 +123,26 @@ def main():
             table(title, HANDOFF, tl[kind], stamp, tlx[kind])
     table("futex pool wake (FUTEX_WAKE of one sleeping waiter: micro's "
           "futex_handoff, both directions)", FUTEX, fx, stamp, [int(x) for _, x in fxl])
+    for tag, ftag, title, names in (
+            ("TLWAKE", "FUTEXWAKE", "the wake-up, step by step (the "
+             "wake_up_process_sync() and wake_up_q() steps above)", WAKE),
+            ("TLSCHED", "FUTEXSCHED", "the switch, step by step (the last "
+             "step of each table above)", SPLIT)):
+        cols = []
+        for kind, t in (("leader", "hand-off, leader"),
+                        ("thread", "hand-off, thread")):
+            rows = [[int(v) for v in vals.split()] + [int(bad)]
+                    for k, vals, bad in re.findall(
+                        tag + r" (\w+) ([\d ]+) invalid (\d+)", log)
+                    if k == kind]
+            if rows:
+                cols.append((t, rows))
+        rows = [[int(v) for v in vals.split()] + [int(bad)] for vals, bad in
+                re.findall(ftag + r" ([\d ]+) invalid (\d+)", log)]
+        if rows:
+            cols.append(("futex wake", rows))
+        if cols:
+            split(cols, stamp, title, names)
 
 
 main()

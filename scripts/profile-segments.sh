@@ -29,7 +29,7 @@ NO_TOOLS=1 "$repo/tests/mkimage.sh" "$img" "$img/bin" "$img/list" >/dev/null
 # A hard-linked copy of the prepared tree; the patched files get their own.
 rm -rf "$src"
 cp -al "$B/linux" "$src"
-for f in $(sed -n 's|^+++ b/||p' "$patch"); do
+for f in $(sed -n 's|^+++ c/\([^[:space:]]*\).*|\1|p' "$patch"); do
 	cp --remove-destination "$B/linux/$f" "$src/$f"
 done
 patch -s -d "$src" -p1 < "$patch"
