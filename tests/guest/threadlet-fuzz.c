@@ -2540,6 +2540,17 @@ static void op_async_register(struct thr *t)
 				if (rh->ring_state == M_RW)
 					memset(rh->ringpage, 0, rh->entries * 8);
 				rh->ahu->user_ring_idx = 0;
+				/* Reserved: refused unless zero, and nothing registered. */
+				rh->ahu->flags = QUIET_FLAGS;
+				rh->ahu->__reserved = chance(r, 2) ? rnd(r) | 1 : 0;
+				ret = RS3(__NR_async_register, rh->ahu, sizeof(k), 0);
+				if (ret != -EINVAL)
+					violation("async_register of raw head %ld with junk in flags/__reserved returned %ld",
+						  (long)(rh - g.raw), ret);
+				if (!ret)
+					rh->registered = 1;
+				rh->ahu->flags = 0;
+				rh->ahu->__reserved = 0;
 			}
 			rh->ahu->completion_ring = (u64)(uintptr_t)rh->ringpage;
 			rh->ahu->ring_size_bytes = rh->entries * 8;
