@@ -357,11 +357,13 @@ int async_post(struct async_head *head, u64 event, bool wait)
 
 		/*
 		 * The slot, then our count, then the index that publishes
-		 * them. A consumer that sees the index may pop the event and
-		 * call async_wait() with that index at once, on another CPU;
-		 * async_wait() takes an index above head->kidx for a bad one.
-		 * A waiter that sees the count before the index only returns
-		 * early; the wake-up comes after both.
+		 * them, then the published count. A consumer that sees the
+		 * index may pop the event and call async_wait() with that
+		 * index at once, on another CPU; async_wait() takes an index
+		 * above head->kidx for a bad one. Waiters wait for the
+		 * published count, so they never return before the index
+		 * shows what they waited for (a poster may be held up between
+		 * the two for as long as its CPU is taken away).
 		 */
 		smp_wmb();	/* the slot before the count */
 		WRITE_ONCE(head->kidx, next);
@@ -369,6 +371,9 @@ int async_post(struct async_head *head, u64 event, bool wait)
 		if (put_user(next, &ahu->kernel_ring_idx)) {
 			WRITE_ONCE(head->kidx, next - 1);
 			ret = -EFAULT;
+		} else {
+			smp_wmb();	/* the index before the published count */
+			WRITE_ONCE(head->published, next);
 		}
 	}
 	if (!ret)
@@ -430,15 +435,23 @@ SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,
 
 	WRITE_ONCE(head->space_gen, head->space_gen + 1);
 	wake_up_all(&head->wait);
+	/*
+	 * Signed: @user_ring_idx may be an index that is published but not
+	 * yet counted in head->published.
+	 */
 	ret = wait_event_interruptible(head->wait,
-				       READ_ONCE(head->kidx) - user_ring_idx >=
-				       min_wait_events || READ_ONCE(head->dead));
+				       (long)(READ_ONCE(head->published) -
+					      user_ring_idx) >=
+				       (long)min_wait_events ||
+				       READ_ONCE(head->dead));
 	if (ret) {
 		ret = -EINTR;
 		goto out;
 	}
 	ret = READ_ONCE(head->dead) ? -EINVAL :
-	      (long)(READ_ONCE(head->kidx) - user_ring_idx);
+	      max(0L, (long)(READ_ONCE(head->published) - user_ring_idx));
+	/* The published count before the caller's read of the index. */
+	smp_rmb();
 out:
 	async_head_put(head);
 	return ret;

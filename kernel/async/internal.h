@@ -106,6 +106,8 @@ struct async_head {
 
 	struct mutex			post_lock;	/* kidx and ring slots */
 	u64				kidx;		/* completions posted */
+	/* kidx once kernel_ring_idx says so too: what async_wait() waits for */
+	u64				published;
 	unsigned long			space_gen;	/* bumped by async_wait() */
 	wait_queue_head_t		wait;	/* waiters and ring-full posters */
 	struct rcu_head			rcu;
