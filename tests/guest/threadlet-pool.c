@@ -39,23 +39,31 @@ static int burst(int n, int *all_ok)
 	for (int i = 0; i < n; i++) {
 		long r = threadlet_exec(nap, &ids[i], stacks[i], &ahu);
 
-		if (r == 0)
+		if (r == 0) {
 			async++;
-		else if (r == 1)
+		} else if (r == 1) {
 			inplace++, seen[i]++;
-		else
+		} else {
+			tl_diag("threadlet %d: threadlet_exec() returned %ld", i, r);
 			bad++;
+		}
 	}
 	while (got < async && !bad) {
 		int *ev = tl_wait_one(&ahu);
 
-		if (!ev || ev < ids || ev >= ids + n || seen[ev - ids]++)
+		if (!ev || ev < ids || ev >= ids + n || seen[ev - ids]++) {
+			tl_diag("completion %d of %d: event %p (ids %p..%p)", got + 1,
+				async, (void *)ev, (void *)ids, (void *)(ids + n));
 			bad++;
-		else
+		} else {
 			got++;
+		}
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		if (seen[i] != 1)
+			tl_diag("threadlet %d completed %d times", i, seen[i]);
 		bad += seen[i] != 1;
+	}
 	*all_ok = !bad && async + inplace == n;
 	return async;
 }
