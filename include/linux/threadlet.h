@@ -48,6 +48,7 @@ static inline void threadlet_fork(struct task_struct *p)
 {
 	p->threadlet = NULL;
 	p->threadlet_pin = 0;
+	p->threadlet_next = NULL;
 }
 
 /*

@@ -188,6 +188,7 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	struct task_struct *spare, *grower = NULL;
 	struct async_head *head;
 	struct async_parker *p;
+	bool direct;
 	int ret;
 
 	ret = threadlet_check_head(tsk, sleeping);
@@ -257,6 +258,17 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	arch_threadlet_swap_tls(tsk, spare, &p->tls);
 	trace_threadlet_handoff(tsk, spare);
 	/*
+	 * A spare that last slept on this CPU is enqueued by __schedule()
+	 * itself, under its runqueue lock (threadlet_next_lock()). The
+	 * reference is taken while the spare still waits for its claimer,
+	 * so it cannot have exited; __schedule() or schedule() drops it.
+	 */
+	direct = sleeping && task_cpu(spare) == raw_smp_processor_id();
+	if (direct) {
+		get_task_struct(spare);
+		tsk->threadlet_next = spare;
+	}
+	/*
 	 * Publishes the swapped identity, the frame and the TLS bases to the
 	 * spare, which reads them after its acquire in async_park(). From
 	 * then on the spare may run (it can be awake, spinning on a signal),
@@ -269,9 +281,9 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	 * In schedule(), the spare is this task's successor on this CPU;
 	 * a syslet that goes async now keeps running, so not then.
 	 */
-	if (sleeping)
+	if (sleeping && !direct)
 		wake_up_process_sync(spare);
-	else
+	else if (!sleeping)
 		wake_up_process(spare);
 	rcu_read_unlock();
 	return 0;
