@@ -14,6 +14,7 @@
  * read is checked (all 4096 bytes); any error makes the exit status 1.
  *
  * Usage: io [-c case]... [-n N]... [-r runs] [-p K] [-f data [-w]] [method ...]
+ *   -l  lists the methods (posix_aio_tl runs in the -DIO_TLAIO build)
  *   -p  before each mixed or uncached run, read K other blocks, untimed: a
  *       throttled QEMU disk's burst allowance is used up before the timing
  *   -f  the data, a file or a block device [/mnt/disk/data]; -w writes it
@@ -777,7 +778,7 @@ static int run_child(int argc, char **argv, const char *method)
 static int usage(void)
 {
 	fprintf(stderr, "usage: io [-c cached|mixed|uncached]... [-n 1|8|32]... "
-		"[-r runs] [-p K] [-f data [-w]] [method ...]\n");
+		"[-r runs] [-p K] [-f data [-w]] [method ...] | -l\n");
 	return 64;
 }
 
@@ -788,7 +789,7 @@ int main(int argc, char **argv)
 	const char *ctl = getenv("IO_PERF_CTL");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "c:n:r:p:f:w")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:r:p:f:wl")) != -1) {
 		int k;
 
 		switch (opt) {
@@ -817,6 +818,10 @@ int main(int argc, char **argv)
 		case 'w':
 			wflag = 1;
 			break;
+		case 'l':	/* the methods, for io-run.sh */
+			for (int m = 0; m < NMETHODS; m++)
+				printf("%s%s", methods[m].name, m < NMETHODS - 1 ? " " : "\n");
+			return 0;
 		case 'p':
 			prime = atoi(optarg);
 			if (prime < 0 || prime > NBLOCKS - R_CACHED)
