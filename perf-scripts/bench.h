@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -33,6 +34,33 @@ static inline uint64_t cpu_now(void)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * The smallest step CLOCK_MONOTONIC takes: on a jiffies clocksource (a TSC
+ * that failed to calibrate) a whole tick, and every figure would be noise.
+ */
+static inline uint64_t clock_step(void)
+{
+	uint64_t t0, t1, step = UINT64_MAX;
+
+	for (int i = 0; i < 100; i++) {
+		t0 = now();
+		do
+			t1 = now();
+		while (t1 == t0);
+		if (t1 - t0 < step)
+			step = t1 - t0;
+	}
+	return step;
+}
+
+/* For qsort(). */
+static inline int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 /* FUTEX_WAIT and FUTEX_WAKE without glibc's wrappers around them. */

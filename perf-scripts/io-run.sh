@@ -6,7 +6,7 @@
 # perf-scripts/report.py ingest io.
 set -eu
 mode=$1 prime=${2:-0} only=${3:-}
-methods="sync pthread posix_aio posix_aio_tl kaio io_uring threadlet_vdso threadlet_syscall syslet threadlet_loop"
+methods=$(/tests/io -l)
 [ -z "$only" ] || methods=$(echo "$only" | tr , ' ')
 # iobin <method>: the io build that runs it: posix_aio_tl's aio_* are
 # libthreadlet-aio's (io-tlaio, built with -DIO_TLAIO), the rest io's.

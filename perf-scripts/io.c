@@ -1,76 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * I/O comparison: 4 KiB random reads of /mnt/disk/data (every 4 KiB block b
- * holds the 64-bit value b, 512 times) with N requests in flight, by
- *   sync               pread() in one thread (N = 1 only)
- *   pthread            a pool of N threads doing pread()
- *   posix_aio          glibc aio_read() + aio_suspend() (glibc runs these
- *                      on its own helper threads)
- *   posix_aio_tl       the same code on libthreadlet-aio (POSIX AIO on
- *                      syslets), reading posix_aio's blocks: only in a
- *                      build with -DIO_TLAIO linked against
- *                      libthreadlet-aio.a, whose aio_* replace glibc's, so
- *                      that build runs this method alone and the main build
- *                      never runs it
- *   kaio               libaio io_submit()/io_getevents() on an O_DIRECT fd
- *                      (in EVERY case: without O_DIRECT KAIO is synchronous;
- *                      so its cached and mixed figures bypass the page cache)
- *   io_uring           liburing, buffered reads, in a thread of its own
- *                      (a thread that used io_uring is never handed off)
- *   threadlet_vdso     threadlet_exec() of a function doing one pread, N
- *                      cache-miss threads, completions from the ring
- *   threadlet_syscall  the same with THREADLET_FORCE_SYSCALL=1 (the library
- *                      picks the path once per process: run in a child)
- *   syslet             one async_exec() of a single pread atom per request
- *   threadlet_loop     N threadlets, each doing pread() of the next request
- *                      until none is left (pthread's pool model, written as
- *                      plain synchronous code): one that blocks goes on as a
- *                      cache-miss thread and the head starts the next, so
- *                      threads take over only where reads block
- * in three cases:
- *   cached    the whole file is read first; block numbers are random with
- *             replacement over the whole file (fixed seed per run);
- *   mixed     drop_caches, then the run's blocks (a permutation slice as in
- *             uncached) are read once each, except a random 10% of them:
- *             90% of the run's reads hit the page cache, 10% go to the disk;
- *   uncached  drop_caches before each run; every run reads the next slice
- *             of a fixed-seed permutation of all blocks (no block repeats
- *             within a run; slices wrap around the file after 16384
- *             blocks).
- * The buffered fd has POSIX_FADV_RANDOM, so readahead does not prefetch
- * neighbours. Before each run, mincore() on a mapping of the file counts
- * how many of the run's reads will hit the page cache: it must be all of
- * them (cached), exactly 90% (mixed) or none (uncached).
- * Each (case, method, N) is run -r times (cached: after one untimed warm-up
- * run); the median is printed.
- * Every read is checked (all 4096 bytes), and completions must equal
- * requests; any error makes the exit status non-zero.
+ * I/O comparison: 4 KiB random reads of the data (bench.h) with N requests
+ * in flight, by each method of methods[] below, in three cases:
+ *   cached    the whole file is read first; blocks random with replacement;
+ *   mixed     drop_caches, then the run's blocks are read once each except
+ *             a random 10%: 90% of the run's reads hit the page cache;
+ *   uncached  drop_caches before each run; each run reads the next slice
+ *             of a fixed-seed permutation of all blocks.
+ * Seeds are fixed, so runs repeat. The buffered fd has POSIX_FADV_RANDOM (no
+ * readahead), and before each run mincore() checks that exactly the reads
+ * the case wants will hit the page cache. Each (case, method, N) runs -r
+ * times (cached: after an untimed warm-up); the median is printed. Every
+ * read is checked (all 4096 bytes); any error makes the exit status 1.
  *
  * Usage: io [-c case]... [-n N]... [-r runs] [-p K] [-f data [-w]] [method ...]
- *   -c  cached, mixed or uncached (default: all three)
- *   -n  1, 8 or 32 (default: all three)
- *   -r  runs per figure (default 5)
- *   -p  before each mixed or uncached run, read K other uncached blocks,
- *       untimed: this fills the burst allowance of a throttled QEMU disk so
- *       that every timed read is throttled
- *   -f  the data, a file or a block device holding the same 64 MiB
- *       (default /mnt/disk/data; perf-scripts/io.sh's -icount boots use
- *       a memory-backed null_blk device whose latency is guest time)
- *   -w  first write the data to -f (the -icount boots have no virtio
- *       disk: its requests would complete in host time)
- *   methods default to all but posix_aio_tl; threadlet_syscall then runs in
- *   a child process with THREADLET_FORCE_SYSCALL=1. Built with -DIO_TLAIO:
- *   posix_aio_tl is the only method (and the default).
- * IO_PERF_CTL=<ctl-fd>,<ack-fd> in the environment: the fds of
- * "perf stat -D -1 --control fd:<ctl-fd>,<ack-fd>"; counting is enabled
- * only around each call of a method, so setup, warm-ups and drop_caches
- * are not counted.
- * Output: "IO <case> <method> <N> <reads/s> <ns/read> <cpu-ns/read>"
- * (medians of the runs; cpu-ns is CLOCK_PROCESS_CPUTIME_ID, all threads,
- * over the whole method call including its setup), "# ..." lines with
- * min/median/max, the page-cache hits counted before the runs and, for
- * threadlets and syslets, the calling thread's hand-off counts; at the end
- * "IO-READS <n>", the reads done while counting was enabled.
+ *   -l  lists the methods (posix_aio_tl runs in the -DIO_TLAIO build)
+ *   -p  before each mixed or uncached run, read K other blocks, untimed: a
+ *       throttled QEMU disk's burst allowance is used up before the timing
+ *   -f  the data, a file or a block device [/mnt/disk/data]; -w writes it
+ *       first (the -icount boots read a null_blk device, whose latency is
+ *       guest time)
+ * IO_PERF_CTL=<ctl-fd>,<ack-fd>: perf stat's --control fds; perf counts only
+ * while a method runs.
+ * Output: "IO <case> <method> <N> <reads/s> <ns/read> <cpu-ns/read>" (cpu:
+ * CLOCK_PROCESS_CPUTIME_ID, all threads, the whole method call with its
+ * setup), "# ..." lines with min/median/max, cache hits and hand-off counts,
+ * and "IO-READS <n>", the reads done while perf counted.
  */
 #include <aio.h>
 #include <errno.h>
@@ -110,22 +65,11 @@ enum { C_CACHED, C_MIXED, C_UNCACHED, NCASES };
 static const char *const cnames[NCASES] = { "cached", "mixed", "uncached" };
 static const int creqs[NCASES] = { R_CACHED, R_MIXED, R_UNCACHED };
 
-enum { M_SYNC, M_PTHREAD, M_POSIX_AIO, M_KAIO, M_URING, M_TL_VDSO, M_TL_SYSCALL,
-       M_SYSLET, M_TL_LOOP, M_POSIX_AIO_TL, NMETHODS };
-static const char *const mnames[NMETHODS] = {
-	"sync", "pthread", "posix_aio", "kaio", "io_uring", "threadlet_vdso",
-	"threadlet_syscall", "syslet", "threadlet_loop", "posix_aio_tl",
-};
-/*
- * Whose aio_* this binary has: glibc's, or (-DIO_TLAIO) libthreadlet-aio's.
- * Each build runs only the POSIX AIO method that matches.
- */
+/* Whose aio_* this binary has: glibc's, or (-DIO_TLAIO) libthreadlet-aio's. */
 #ifdef IO_TLAIO
-#define M_OWN_AIO	M_POSIX_AIO_TL
-#define M_OTHER_AIO	M_POSIX_AIO
+#define TLAIO_BUILD	1
 #else
-#define M_OWN_AIO	M_POSIX_AIO
-#define M_OTHER_AIO	M_POSIX_AIO_TL
+#define TLAIO_BUILD	0
 #endif
 
 static int fd, dfd;		/* buffered, O_DIRECT */
@@ -166,7 +110,6 @@ static void verify(const uint64_t *buf, long ret, u64 block)
 		}
 }
 
-/* ---- sync ---- */
 static long run_sync(int c)
 {
 	(void)c;
@@ -175,7 +118,6 @@ static long run_sync(int c)
 	return nreq;
 }
 
-/* ---- pthread pool ---- */
 static atomic_int next_req, done_req;
 static pthread_barrier_t barrier;
 
@@ -192,7 +134,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* The data: a file (or, with -f, a block device) whose block b holds b. */
 static const char *path = "/mnt/disk/data";
 
 static long long t_start;	/* methods that set up outside the timing */
@@ -209,11 +150,8 @@ static long run_pthread(int c)
 			FAIL("pthread_create\n");
 			exit(1);
 		}
-	/*
-	 * The workers wait at the barrier; this thread's arrival releases
-	 * them, so the clock starts first: on one CPU this thread may not
-	 * run again until the workers are nearly done.
-	 */
+	/* The clock starts before this thread's arrival releases the
+	 * workers: on one CPU it may not run again until they are done. */
 	t_start = now();
 	pthread_barrier_wait(&barrier);
 	for (int i = 0; i < c; i++)
@@ -222,7 +160,6 @@ static long run_pthread(int c)
 	return atomic_load(&done_req);
 }
 
-/* ---- POSIX AIO (glibc's, or libthreadlet-aio's: see M_OWN_AIO) ---- */
 static long run_posix_aio(int c)
 {
 	struct aiocb cbs[MAXC];
@@ -263,7 +200,7 @@ static long run_posix_aio(int c)
 	return done;
 }
 
-/* ---- KAIO (libaio, O_DIRECT) ---- */
+/* KAIO needs O_DIRECT (without it io_submit() is synchronous), in every case. */
 static long run_kaio(int c)
 {
 	io_context_t ctx = 0;
@@ -316,7 +253,6 @@ out:
 	return done;
 }
 
-/* ---- io_uring ---- */
 static long uring_reads(int c)
 {
 	struct io_uring ring;
@@ -363,11 +299,9 @@ static long uring_reads(int c)
 }
 
 /*
- * A thread that has used io_uring keeps its io_uring context until it
- * exits, and the kernel does not hand such a thread off (the context is
- * per task: kernel/async/identity.c): run in the main thread, io_uring
- * would leave every threadlet and syslet method after it in this process
- * falling back to synchronous reads. So it runs in a thread of its own.
+ * The kernel does not hand off a thread that has used io_uring (its context
+ * is per task: kernel/async/identity.c), so io_uring runs in a thread of its
+ * own, or every threadlet method after it would fall back to sync reads.
  */
 struct uring_run {
 	int c;
@@ -395,7 +329,6 @@ static long run_uring(int c)
 	return u.done;
 }
 
-/* ---- threadlets and syslets ---- */
 static struct async_head_user ahu;
 static unsigned long stacks[MAXC];
 
@@ -425,7 +358,6 @@ static int head_init(int c)
 	return 0;
 }
 
-/* Pops one completion, waiting if needed. */
 static void *pop_one(void)
 {
 	void *ev;
@@ -488,10 +420,9 @@ out:
 }
 
 /*
- * threadlet_loop: the threadlet of slot s reads requests from the shared
- * counter until none is left and counts them. The head starts one per slot
- * while requests remain: in place, the first one reads them all; each one
- * that blocks leaves the head free to start the next.
+ * threadlet_loop: pthread's pool model as plain synchronous code: each
+ * threadlet reads requests until none is left; one that blocks goes on as
+ * a cache-miss thread and the head starts the next.
  */
 struct tl_loop {
 	int slot;
@@ -608,13 +539,40 @@ out:
 	return done;
 }
 
-static long (*const mfns[NMETHODS])(int) = {
-	run_sync, run_pthread, run_posix_aio, run_kaio, run_uring,
-	run_threadlet, run_threadlet, run_syslet, run_threadlet_loop,
-	run_posix_aio,
+enum {
+	N1 = 1,		/* N = 1 only */
+	STATS = 2,	/* print the hand-off counts */
+	TLAIO = 4,	/* POSIX AIO on libthreadlet-aio: only (and alone) in -DIO_TLAIO */
+	VDSO = 8,	/* needs threadlet_on/off in the vDSO */
+	SYSCALL = 16,	/* needs THREADLET_FORCE_SYSCALL=1: run in a child by default */
+	GLIBC_AIO = 32,	/* not in -DIO_TLAIO */
 };
 
-/* ---- driver ---- */
+/*
+ * The methods, in the order they run. A run's blocks depend on the index of
+ * its method (same_as: another's, to read the same blocks); SEEDS spaces
+ * them and stays 9, so that the first nine methods' blocks stay the same.
+ */
+#define SEEDS 9
+static const struct method {
+	const char *name;
+	long (*run)(int c);
+	int flags;
+	int same_as;
+} methods[] = {
+	{ "sync", run_sync, N1, 0 },
+	{ "pthread", run_pthread, 0, 1 },
+	{ "posix_aio", run_posix_aio, GLIBC_AIO, 2 },
+	{ "kaio", run_kaio, 0, 3 },
+	{ "io_uring", run_uring, 0, 4 },
+	{ "threadlet_vdso", run_threadlet, STATS | VDSO, 5 },
+	{ "threadlet_syscall", run_threadlet, STATS | SYSCALL, 6 },
+	{ "syslet", run_syslet, STATS, 7 },
+	{ "threadlet_loop", run_threadlet_loop, STATS, 8 },
+	{ "posix_aio_tl", run_posix_aio, STATS | TLAIO, 2 },
+};
+#define NMETHODS (int)(sizeof(methods) / sizeof(methods[0]))
+
 /*
  * drop_caches leaves the pages still held in per-CPU LRU batches (the last
  * few read); POSIX_FADV_DONTNEED drains those batches on every CPU and
@@ -686,17 +644,7 @@ static void perf_ctl(const char *cmd)
 		}
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * Sets up the blocks of run r and the page cache for it; returns how many
- * of its reads must hit the cache.
- */
+/* Sets up a run's blocks and the page cache; returns the hits it must have. */
 static int prepare(int cs, int slot)
 {
 	static char miss[R_CACHED];
@@ -740,23 +688,18 @@ static int prepare(int cs, int slot)
 
 static void run(int cs, int m, int ci)
 {
-	const char *cname = cnames[cs];
+	const char *cname = cnames[cs], *mname = methods[m].name;
 	int c = concs[ci], hits, hits_min = creqs[cs], hits_max = 0, want;
+	int bm = methods[m].same_as;
 	struct threadlet_stats s0, s1;
-	long long t0, t1, c0, c1, t[REPS_MAX], cpu[REPS_MAX];
+	uint64_t t0, t1, c0, c1, t[REPS_MAX], cpu[REPS_MAX];
 	long done;
-
-	/*
-	 * posix_aio_tl reads posix_aio's blocks; the other methods' blocks
-	 * are those of the nine methods before it.
-	 */
-	int bm = m == M_POSIX_AIO_TL ? M_POSIX_AIO : m;
 
 	nreq = creqs[cs];
 	threadlet_stats(&s0);
 	/* cached: one untimed warm-up run first (r = -1) */
 	for (int r = cs == C_CACHED ? -1 : 0; r < reps; r++) {
-		want = prepare(cs, ((cs * M_POSIX_AIO_TL + bm) * NCONC + ci) * REPS_MAX + r + 1);
+		want = prepare(cs, ((cs * SEEDS + bm) * NCONC + ci) * REPS_MAX + r + 1);
 		hits = resident();
 		if (hits < hits_min)
 			hits_min = hits;
@@ -764,13 +707,13 @@ static void run(int cs, int m, int ci)
 			hits_max = hits;
 		if (hits != want)
 			FAIL("%s %s N=%d: %d of %d reads would hit the page cache, not %d\n",
-			     cname, mnames[m], c, hits, nreq, want);
+			     cname, mname, c, hits, nreq, want);
 		memset(bufs, 0, (size_t)MAXC * BS);
 		t_start = 0;
 		perf_ctl("enable\n");
 		c0 = cpu_now();
 		t0 = now();
-		done = mfns[m](c);
+		done = methods[m].run(c);
 		t1 = now();
 		c1 = cpu_now();
 		perf_ctl("disable\n");
@@ -783,21 +726,20 @@ static void run(int cs, int m, int ci)
 		}
 		if (done != nreq)
 			FAIL("%s %s N=%d: %ld completions for %d requests\n",
-			     cname, mnames[m], c, done, nreq);
+			     cname, mname, c, done, nreq);
 	}
 	threadlet_stats(&s1);
-	qsort(t, reps, sizeof(t[0]), cmp_ll);
-	qsort(cpu, reps, sizeof(cpu[0]), cmp_ll);
-	/* the median of the runs */
-	printf("IO %s %s %d %.0f %.0f %.0f\n", cname, mnames[m], c,
+	qsort(t, reps, sizeof(t[0]), cmp_u64);
+	qsort(cpu, reps, sizeof(cpu[0]), cmp_u64);
+	printf("IO %s %s %d %.0f %.0f %.0f\n", cname, mname, c,
 	       nreq * 1e9 / t[reps / 2], (double)t[reps / 2] / nreq,
 	       (double)cpu[reps / 2] / nreq);
 	printf("# %s %s %d: ns/read min %.0f median %.0f max %.0f, cpu-ns/read min %.0f median %.0f max %.0f over %d runs; cache hits %d..%d of %d",
-	       cname, mnames[m], c, (double)t[0] / nreq, (double)t[reps / 2] / nreq,
+	       cname, mname, c, (double)t[0] / nreq, (double)t[reps / 2] / nreq,
 	       (double)t[reps - 1] / nreq, (double)cpu[0] / nreq,
 	       (double)cpu[reps / 2] / nreq, (double)cpu[reps - 1] / nreq, reps,
 	       hits_min, hits_max, nreq);
-	if (m >= M_TL_VDSO)
+	if (methods[m].flags & STATS)
 		printf("; hand-offs %llu fallbacks %llu in place %llu",
 		       s1.nr_handoffs - s0.nr_handoffs,
 		       s1.nr_fallbacks - s0.nr_fallbacks, s1.nr_sync - s0.nr_sync);
@@ -805,8 +747,7 @@ static void run(int cs, int m, int ci)
 	fflush(stdout);
 }
 
-/* Runs this program again with the same options for one method, with
- * THREADLET_FORCE_SYSCALL=1. */
+/* This program again, the same options, one method, THREADLET_FORCE_SYSCALL=1. */
 static int run_child(int argc, char **argv, const char *method)
 {
 	char *args[argc + 2];
@@ -837,7 +778,7 @@ static int run_child(int argc, char **argv, const char *method)
 static int usage(void)
 {
 	fprintf(stderr, "usage: io [-c cached|mixed|uncached]... [-n 1|8|32]... "
-		"[-r runs] [-p K] [-f data [-w]] [method ...]\n");
+		"[-r runs] [-p K] [-f data [-w]] [method ...] | -l\n");
 	return 64;
 }
 
@@ -848,7 +789,7 @@ int main(int argc, char **argv)
 	const char *ctl = getenv("IO_PERF_CTL");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "c:n:r:p:f:w")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:r:p:f:wl")) != -1) {
 		int k;
 
 		switch (opt) {
@@ -877,6 +818,10 @@ int main(int argc, char **argv)
 		case 'w':
 			wflag = 1;
 			break;
+		case 'l':	/* the methods, for io-run.sh */
+			for (int m = 0; m < NMETHODS; m++)
+				printf("%s%s", methods[m].name, m < NMETHODS - 1 ? " " : "\n");
+			return 0;
 		case 'p':
 			prime = atoi(optarg);
 			if (prime < 0 || prime > NBLOCKS - R_CACHED)
@@ -891,15 +836,14 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		int m;
 
-		for (m = 0; m < NMETHODS && strcmp(argv[i], mnames[m]); m++)
+		for (m = 0; m < NMETHODS && strcmp(argv[i], methods[m].name); m++)
 			;
 		if (m == NMETHODS) {
 			fprintf(stderr, "io: unknown method %s\n", argv[i]);
 			return 64;
 		}
-		if (m == M_OTHER_AIO) {
-			fprintf(stderr, "io: %s is not in this build (%s is)\n",
-				argv[i], mnames[M_OWN_AIO]);
+		if (methods[m].flags & (TLAIO_BUILD ? GLIBC_AIO : TLAIO)) {
+			fprintf(stderr, "io: %s is not in this build\n", argv[i]);
 			return 64;
 		}
 		want[m] = 1;
@@ -908,20 +852,16 @@ int main(int argc, char **argv)
 		want_case[k] |= !any_case;
 	for (int k = 0; k < NCONC; k++)
 		want_conc[k] |= !any_conc;
-	/* -DIO_TLAIO: posix_aio_tl alone (its aio_* are the library's) */
-	if (all)
-		for (int m = 0; m < NMETHODS; m++)
-#ifdef IO_TLAIO
-			want[m] = m == M_POSIX_AIO_TL;
-#else
-			want[m] = m != M_TL_SYSCALL && m != M_POSIX_AIO_TL;	/* in a child below */
-#endif
-	if ((want[M_TL_VDSO] && !threadlet_uses_vdso()) ||
-	    (want[M_TL_SYSCALL] && threadlet_uses_vdso())) {
-		fprintf(stderr, "io: threadlet_vdso needs THREADLET_FORCE_SYSCALL unset, "
-			"threadlet_syscall needs it set to 1\n");
-		return 64;
-	}
+	for (int m = 0; all && m < NMETHODS; m++)
+		want[m] = TLAIO_BUILD ? !!(methods[m].flags & TLAIO) :
+			  !(methods[m].flags & (TLAIO | SYSCALL));
+	for (int m = 0; m < NMETHODS; m++)
+		if (want[m] && (methods[m].flags & (VDSO | SYSCALL)) &&
+		    (methods[m].flags & (threadlet_uses_vdso() ? SYSCALL : VDSO))) {
+			fprintf(stderr, "io: %s needs THREADLET_FORCE_SYSCALL %s\n",
+				methods[m].name, methods[m].flags & VDSO ? "unset" : "=1");
+			return 64;
+		}
 	if (ctl && sscanf(ctl, "%d,%d", &ctl_fd, &ack_fd) != 2) {
 		fprintf(stderr, "io: IO_PERF_CTL must be <ctl-fd>,<ack-fd>\n");
 		return 64;
@@ -964,20 +904,7 @@ int main(int argc, char **argv)
 		perm[j] = t;
 	}
 
-	{
-		/* The clock's step: jiffies (a TSC that failed to calibrate)
-		 * would quantise every run's time to a tick. */
-		long long a, b, step = -1;
-
-		for (int i = 0; i < 100; i++) {
-			a = now();
-			while ((b = now()) == a)
-				;
-			if (step < 0 || b - a < step)
-				step = b - a;
-		}
-		printf("# clock step %lld ns (smallest of 100)\n", step);
-	}
+	printf("# clock step %llu ns (smallest of 100)\n", (unsigned long long)clock_step());
 	printf("# requests per run: cached %d mixed %d uncached %d\n",
 	       R_CACHED, R_MIXED, R_UNCACHED);
 	printf("# mixed: %d%% of the reads miss the page cache\n", MISS_PCT);
@@ -992,13 +919,14 @@ int main(int argc, char **argv)
 			if (!want[m])
 				continue;
 			for (int ci = 0; ci < NCONC; ci++)
-				if (want_conc[ci] && (m != M_SYNC || concs[ci] == 1))
+				if (want_conc[ci] && (!(methods[m].flags & N1) || concs[ci] == 1))
 					run(cs, m, ci);
 		}
 	}
 	printf("IO-READS %lld\n", counted_reads);
-	if (all && M_OWN_AIO == M_POSIX_AIO)
-		run_child(nopts, argv, mnames[M_TL_SYSCALL]);
+	for (int m = 0; all && !TLAIO_BUILD && m < NMETHODS; m++)
+		if (methods[m].flags & SYSCALL)
+			run_child(nopts, argv, methods[m].name);
 	printf("io: %s\n", failed ? "FAILED" : "all reads checked");
 	return failed != 0;
 }

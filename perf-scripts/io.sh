@@ -1,58 +1,26 @@
 #!/bin/bash
-# I/O comparison benchmark (perf-scripts/io.c) in QEMU. Up to four boots:
-#   wall       plain TCG, 2 vCPUs: every method timed in the cached, mixed
-#              (90% page-cache hits) and uncached cases; then every
-#              (case, method, N) in its own process under
-#                perf stat -x ';' -e task-clock,context-switches,cpu-migrations,
-#                  page-faults,raw_syscalls:sys_enter,threadlet:threadlet_handoff,
-#                  threadlet:threadlet_fallback
-#              counting only while the method runs (per-read figures); then
-#              fio's psync, posixaio, libaio and io_uring engines on the
-#              same reads (cached and uncached), for the cross-check, and
-#              posixaio again with libthreadlet-aio.so preloaded
-#              (posixaio_tl).
-#   throttled  the uncached case, perf stat and fio again, on a disk that
-#              QEMU throttles ($THROTTLE), so that every uncached read waits.
-#   icount 1,2 -icount shift=0,sleep=off, one vCPU, twice (a boot per case
-#              each time), with no virtio disk and no input from the host
-#              that varies (run-qemu.sh --icount --no-disk): the CPU time of
-#              the io process (all threads) per read, in guest instructions,
-#              reading a null_blk device that io fills at boot (-w), with
-#              a SCHED_IDLE busy loop (nohlt.c) instead of HLT when the
-#              guest idles; the two runs must agree within 1% for a figure
-#              to count as deterministic.
+# I/O comparison (io.c) in QEMU. Up to four kinds of boots:
+#   wall       plain TCG, 2 vCPUs: every method in the cached, mixed and
+#              uncached cases; then each (case, method, N) in its own process
+#              under perf stat, counting only while the method runs; then
+#              fio's engines on the same reads, and posixaio with
+#              libthreadlet-aio.so preloaded (posixaio_tl).
+#   throttled  the uncached case, perf stat and fio on a disk QEMU throttles.
+#   icount k   -icount shift=0,sleep=off, one vCPU, a boot per case, with no
+#              virtio disk: io reads a null_blk device it fills at boot (-w),
+#              and a SCHED_IDLE busy loop (nohlt.c) replaces HLT.
+# posix_aio_tl is a second build of io.c (io-tlaio, -DIO_TLAIO) on
+# libthreadlet-aio, whose aio_* replace glibc's; each boot runs it after io.
+# Results: $RESULTS/io-<boot>.jsonl (records), then report.py's io.md,
+# io-determinism.txt and plots; io-raw.txt (the guests' output); serial
+# logs $BUILD/logs/io-*.log.
 #
-# posix_aio_tl, io.c's posix_aio code on libthreadlet-aio, is a second
-# build of io.c (io-tlaio, -DIO_TLAIO): the library's aio_* replace glibc's,
-# so one binary cannot have both. Each boot runs it right after io, and
-# its IO lines join io's.
-#
-# Results: $RESULTS/io-<boot>.jsonl (the records), and from them (report.py)
-# io.md, io-determinism.txt and the plots io-{cached,mixed,uncached,
-# throttled}.png, io-icount-{mixed,uncached}.png; io-raw.txt (the guests'
-# output: IO lines, hand-off counts, perf stat CSV, fio JSON); serial logs
-# $BUILD/logs/io-{wall,throttled}.log and io-ic<k>-<case>.log.
-#
-# Environment (defaults in brackets):
-#   BUILD    build dir [<repo>/build]
-#   KERNEL   bzImage [$BUILD/kobj/arch/x86/boot/bzImage]
-#   LIBTL    libthreadlet.a [$BUILD/user/libthreadlet.a]
-#   LIBTLAIO libthreadlet-aio.a, beside it libthreadlet-aio.so (for fio)
-#            [the directory of $LIBTL]
-#   RESULTS  where the result files go [$BUILD/results]
-#   WALL_APPEND  extra kernel command line of the wall and throttled boots
-#            [common.sh's: tsc_early_khz=<the host's TSC frequency>]
-#   TIMEOUT  host timeout for each boot, seconds [2400]
-#   THROTTLE QEMU -drive options of the throttled boot
-#            [throttling.iops-total=1000]; empty: no throttled boot
-#   WALL_RUNS  1: the wall boot [1]; 0: none
-#   WALL_METHODS  the wall and throttled boots run these methods alone,
-#            separated by commas (a short run) [all]
-#   ICOUNT_RUNS  number of -icount boots [2]; 0: none, 1: no repeat check
-#   NULLBLK_NS  completion time of the -icount boots' disk, guest ns
-#            [200000]: they read the data from a memory-backed null_blk
-#            device that completes each request on a guest timer, so that
-#            uncached reads block and still repeat exactly
+# Environment [defaults]: BUILD, KERNEL, LIBTL, RESULTS (common.sh);
+# LIBTLAIO [beside LIBTL, with its .so]; WALL_APPEND; TIMEOUT per boot
+# [2400 s]; THROTTLE, the throttled boot's -drive options
+# [throttling.iops-total=1000; empty: no such boot]; WALL_RUNS [1; 0: none];
+# WALL_METHODS, methods separated by commas for a short run [all];
+# ICOUNT_RUNS [2; 0: none, 1: no repeat check]; NULLBLK_NS [200000].
 set -uo pipefail
 
 NAME=io.sh

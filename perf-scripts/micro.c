@@ -1,64 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Threadlet micro-benchmark: the cost of one operation, in nanoseconds of
- * CLOCK_MONOTONIC averaged over many iterations after a warm-up.
+ * Threadlet micro-benchmark: the cost of one operation, in ns of
+ * CLOCK_MONOTONIC (under QEMU -icount shift=0, guest instructions), averaged
+ * over many iterations after a warm-up; the loops that sleep and wake
+ * (pthread, handoff, futex_handoff) report the median iteration. Each
+ * measurement is one entry of METHODS() below; "micro [name...]" runs the
+ * named ones only. Output: "RESULT <name> <ns/op> <iterations> <what>"
+ * (perf-scripts/report.py holds the baselines and targets); every operation
+ * is checked, and any failed check makes the exit status 1.
  *
- *   call          a direct call of fn(data), a function that only counts
- *                 its run and returns 1, result checked as in null_vdso
- *   null_vdso     threadlet_exec() of a function that only completes,
- *                 with threadlet_on/off in the vDSO
- *   null_syscall  the same with threadlet_on/off as system calls
- *                 (THREADLET_FORCE_SYSCALL=1, measured in a fork child)
- *   getppid       one trivial system call, for reference
- *   pthread       pthread_create() + pthread_join() of an empty thread
- *   handoff       (f) t0 in a threadlet right before it blocks in read() on
- *                 an empty pipe, t1 in its head right after threadlet_exec()
- *                 returned 0 in another task: read()'s entry and sleep, the
- *                 hand-off in schedule(), the switch to the spare, its
- *                 return to user space as the head
- *   roundtrip     exec -> block -> write to the pipe -> completion popped
- *   handoff_thread, roundtrip_thread  the same two with the head in a
- *                 second thread: no group leadership moves (the main
- *                 thread's does, with every hand-off of (f))
- *   syslet_null   (g) async_exec() of one getppid atom that completes in
- *                 place, checked: the atom returned, getppid() in *ret_ptr,
- *                 one in-place run in the area's counters, nothing posted
- *   futex_handoff (h) the thread-pool alternative to (f), timed the same
- *                 way: t0 in the head right before FUTEX_WAKE of a
- *                 pre-started worker asleep in FUTEX_WAIT, t1 in the worker
- *                 right after its FUTEX_WAIT returned: the wake, the head's
- *                 FUTEX_WAIT for the result (which frees the CPU), the
- *                 switch to the worker, its return to user space
- *   futex_pingpong (h) t0 as above to the head back from its FUTEX_WAIT,
- *                 having seen the worker's (empty) job done
- *   futex_roundtrip (h) the pool's version of roundtrip, the same pipe
- *                 read: wake the worker with the job "read a byte", write
- *                 the byte, wait until the worker has read it
- *
- * Each (f) and (h) iteration starts with the spare parked, or the worker
- * asleep, and checks that it was woken (FUTEX_WAKE woke one task).
- * pthread, handoff and futex_handoff are the medians of the per-iteration
- * costs (the *_mean rows give the means; see samples[] below).
- *
- * Under QEMU -icount shift=0 one nanosecond is one guest instruction.
- * The program checks that every operation did what it should (threadlets
- * ran, returned what they must, every completion arrived once) and exits
- * 1 if not.
- *
- * profile and profile_futex (only when named) run (f)'s round trip and the
- * pool's, N_PROFILE times each, without the waits for a parked spare or a
- * sleeping worker that the timed loops make between iterations, for
- * perf-scripts/profile.sh to sample; they print "PROFILE <name> <n>
- * <ns per iteration>".
- *
- * Usage: micro [name...]   runs the named measurements only (default: all),
- * e.g. "perf stat -e raw_syscalls:sys_enter micro null_vdso" counts the
- * system calls of one path ("handoff" runs (f), "futex_handoff" all of
- * (h)).
- *
- * Output: "RESULT <name> <ns_per_op> <iterations> <what it measures>", a
- * line per figure; perf-scripts/report.py turns them into records and
- * holds each figure's baseline and the performance targets.
+ * (f) hand-off: t0 in a threadlet right before it blocks in read() on an
+ * empty pipe, t1 in its head right after threadlet_exec() returned 0 in
+ * another task. (h) the thread-pool alternative, timed the same way: t0 in
+ * the head before FUTEX_WAKE of a worker asleep in FUTEX_WAIT, t1 in the
+ * worker after its wait returned. Each (f) and (h) iteration starts with
+ * the spare parked, or the worker asleep, and checks that it was woken.
+ * profile and profile_futex (only when named) run (f)'s and (h)'s round
+ * trips without those waits, for perf-scripts/profile.sh to sample.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -86,9 +44,9 @@
 #define N_HANDOFF	1000	/* hand-offs and round trips */
 #define N_WARM_CHEAP	1000
 #define N_WARM_SLOW	50
-#define N_PROFILE	20000	/* profile loops, for perf-scripts/profile.sh */
+#define N_PROFILE	20000
 #define TICK_GAP	1000		/* ns between two clock reads: an interrupt */
-#define TICK_WAIT_MAX	3000000		/* ns: give up after three ticks at HZ=1000 */
+#define TICK_WAIT_MAX	3000000		/* ns: three ticks at HZ=1000 */
 
 static struct async_head_user ahu;
 static unsigned long stack;
@@ -96,10 +54,9 @@ static int failed;
 
 /*
  * Every timed loop starts right after an interrupt, normally the timer
- * tick. Under -icount the ticks do not land at the same instruction
- * counts in every boot, so a loop could take one tick more or less in
- * another boot: "call" measured 5.0 in one boot and 5.2 in the next.
- * Starting at a tick runs the loop at the same phase in every boot.
+ * tick: under -icount the ticks land at different instruction counts in
+ * different boots, and a loop that took one tick more or less would not
+ * repeat ("call" measured 5.0 in one boot and 5.2 in the next).
  */
 static void tick_sync(void)
 {
@@ -129,16 +86,30 @@ static void check(int cond, const char *fmt, ...)
 	failed = 1;
 }
 
-/* ---- (a) a direct call ------------------------------------------------ */
+/*
+ * Rows are printed after the last measurement: console output while they
+ * run would land in the next one's timed loop (serial interrupts).
+ */
+static struct {
+	const char *name, *what;
+	double ns;
+	long n;
+} results[32];
+static int nr_results;
+
+static void row(const char *name, const char *what, double ns, long n)
+{
+	results[nr_results].name = name;
+	results[nr_results].what = what;
+	results[nr_results].ns = ns;
+	results[nr_results++].n = n;
+}
 
 static unsigned long nr_empty;
 
 /*
- * Shaped like the null threadlet (b), so that the difference is the
- * threadlet machinery alone: takes data, counts its run (one add, as
- * null_fn does) and returns 1, which the loop checks as (b) checks
- * threadlet_exec()'s result. noipa: really called, and its result really
- * tested.
+ * Shaped like null_fn, so that the difference is the threadlet machinery
+ * alone; noipa: really called, and its result really tested.
  */
 static __attribute__((noipa)) long empty_fn(void *data)
 {
@@ -163,11 +134,8 @@ static double bench_call(long n)
 	return (double)t0 / n;
 }
 
-/* ---- (b), (c) a null threadlet ----------------------------------------- */
-
 static unsigned long nr_null;
 
-/* Runs in place and completes at once: the whole threadlet fast path. */
 static long null_fn(void *data)
 {
 	(void)data;
@@ -175,7 +143,6 @@ static long null_fn(void *data)
 	return complete_threadlet_fn(NULL, &ahu);
 }
 
-/* exec + on + switch to the threadlet stack + fn + off + switch back. */
 static double bench_null(long n)
 {
 	struct threadlet_stats st0, st1;
@@ -207,9 +174,8 @@ static double bench_null(long n)
 }
 
 /*
- * (c) in a fork child: the library picks the syscall path once per
- * process, at first use, from THREADLET_FORCE_SYSCALL. The child sends
- * its figure and its check verdict back through @fd.
+ * The library picks the syscall path once per process, at first use, from
+ * THREADLET_FORCE_SYSCALL: measured in a fork child.
  */
 struct child_result {
 	double ns;
@@ -261,8 +227,6 @@ static double run_syscall_child(void)
 	return res.ns;
 }
 
-/* ---- (d) a system call --------------------------------------------------- */
-
 static double bench_getppid(long n)
 {
 	pid_t ppid = getppid();
@@ -280,7 +244,6 @@ static double bench_getppid(long n)
 	return (double)t0 / n;
 }
 
-/* The timer itself, to judge the two-timestamp figure of (f). */
 static double bench_clock(long n)
 {
 	uint64_t t0, sink = 0;
@@ -297,8 +260,6 @@ static double bench_clock(long n)
 	return (double)t0 / n;
 }
 
-/* ---- (e) a thread ---------------------------------------------------------- */
-
 static unsigned long nr_thread_runs;
 
 static void *empty_thread(void *arg)
@@ -309,11 +270,9 @@ static void *empty_thread(void *arg)
 }
 
 /*
- * Per-iteration costs of the loops that sleep and wake. Their mean moves
- * by several percent from boot to boot, because a rare iteration also
- * pays for work that piles up at timing-dependent moments (RCU callbacks
- * freeing exited threads, a timer tick); the median repeats, so it is the
- * figure, and the mean is reported beside it.
+ * Per-iteration costs of the loops that sleep and wake: their mean moves
+ * by several percent between boots (a rare iteration pays for RCU
+ * callbacks or a tick), their median repeats.
  */
 static uint64_t samples[N_THREAD > N_HANDOFF ? N_THREAD : N_HANDOFF];
 static long nr_samples;
@@ -324,14 +283,6 @@ static void sample(uint64_t v)
 		samples[nr_samples++] = v;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The median of the samples since nr_samples was last set to 0. */
 static double samples_median(void)
 {
 	if (!nr_samples)
@@ -342,7 +293,6 @@ static double samples_median(void)
 	return (samples[nr_samples / 2 - 1] + samples[nr_samples / 2]) / 2.0;
 }
 
-/* Returns the median; the mean goes to *mean. */
 static double bench_pthread(long n, double *mean)
 {
 	unsigned long runs;
@@ -371,8 +321,6 @@ static double bench_pthread(long n, double *mean)
 	return samples_median();
 }
 
-/* ---- (f) a hand-off -------------------------------------------------------- */
-
 struct blocker {
 	int fd;
 	char c;
@@ -380,7 +328,6 @@ struct blocker {
 	uint64_t t0;		/* set right before the threadlet blocks */
 };
 
-/* Blocks in read() on an empty pipe: the head moves to a pool thread. */
 static long blocker_fn(void *data)
 {
 	struct blocker *b = data;
@@ -390,7 +337,6 @@ static long blocker_fn(void *data)
 	return complete_threadlet_fn(b, &ahu);
 }
 
-/* Waits until the pool is whole again: the cache-miss thread re-parked. */
 static int wait_pool_parked(void)
 {
 	long i, parked = -1;
@@ -406,11 +352,6 @@ static int wait_pool_parked(void)
 	return -1;
 }
 
-/*
- * One iteration: exec (blocks, returns 0), write a byte, wait for the
- * completion and pop it. Adds t1 - t0 (the hand-off) to *handoff (and
- * keeps the smallest in *hmin) and exec-to-pop to *round.
- */
 static int handoff_once(struct blocker *b, int wfd, char c,
 			uint64_t *handoff, uint64_t *hmin, uint64_t *round)
 {
@@ -452,7 +393,6 @@ static int handoff_once(struct blocker *b, int wfd, char c,
 	return wait_pool_parked();
 }
 
-/* *handoff is the median; *hmean the mean. */
 static void bench_handoff(long n, double *handoff, double *hmean, double *hmin,
 			  double *round)
 {
@@ -494,14 +434,6 @@ out:
 	close(pfd[1]);
 }
 
-/* ---- (g) a null syslet atom ------------------------------------------------ */
-
-/*
- * async_exec() of one getppid atom: the library wrapper, the system call,
- * reading the atom, running getppid from the chain and storing its result
- * through ret_ptr. Nothing sleeps, so the chain completes in place and
- * async_exec() returns the atom; nothing is posted.
- */
 static double bench_syslet(long n)
 {
 	struct threadlet_stats st0, st1;
@@ -542,18 +474,12 @@ static double bench_syslet(long n)
 	return (double)t0 / n;
 }
 
-/* ---- (h) a hand-off to a thread-pool worker over a futex --------------------- */
-
 enum { JOB_NOTE, JOB_READ, JOB_STOP };
 
-/*
- * One pre-started worker and the two futex words it shares with the head.
- * The head owns kind, fd and c (written before it bumps job); the worker
- * owns t1, n, got and parked (written before it bumps done, except parked).
- */
+/* The head bumps job to hand over a job, the worker done when it is done. */
 struct fworker {
-	uint32_t job;		/* futex: the head bumps it to hand over a job */
-	uint32_t done;		/* futex: the worker bumps it when the job is done */
+	uint32_t job;
+	uint32_t done;
 	uint32_t parked;	/* worker: 1 from the end of a job to its next wake */
 	int kind, fd;
 	char c, got;
@@ -587,11 +513,8 @@ static void *futex_worker(void *arg)
 }
 
 /*
- * Waits until the worker sleeps in FUTEX_WAIT, as wait_pool_parked() waits
- * for the pool: past "parked" its only sleep is that wait, so state S in
- * /proc means it is there. Then the head's FUTEX_WAKE must wake it (the
- * caller checks that it woke one task), and every iteration pays a real
- * sleep and wake-up rather than a worker still spinning on the CPU.
+ * Past "parked" the worker's only sleep is its FUTEX_WAIT, so state S
+ * means it is there: every iteration then pays a real sleep and wake-up.
  */
 static int wait_worker_asleep(struct fworker *w)
 {
@@ -619,12 +542,6 @@ static int wait_worker_asleep(struct fworker *w)
 	return -1;
 }
 
-/*
- * One job: wake the worker, let it run @kind, wait until it is done.
- * For JOB_READ the head writes @c into the pipe after the wake (the
- * pool's version of handoff_once()'s write). Adds worker-start - t0 to
- * *handoff (smallest in *hmin) and t0 to done-seen to *round.
- */
 static int futex_once(struct fworker *w, int kind, int wfd, char c,
 		      uint64_t *handoff, uint64_t *hmin, uint64_t *round)
 {
@@ -723,16 +640,8 @@ out:
 	}
 }
 
-/* ---- report ------------------------------------------------------------------ */
 
-static int nr_names;
-static char **names;
-
-/* Whether measurement @name was asked for (all are, with no arguments). */
-/*
- * (f) with the head in a second thread: a head that is not the group
- * leader hands off without moving leadership (and without tasklist_lock).
- */
+/* (f) with the head a second thread: no group leadership moves. */
 struct thread_handoff {
 	double h, hmean, hmin, round;
 };
@@ -744,8 +653,6 @@ static void *handoff_thread_main(void *arg)
 	bench_handoff(N_HANDOFF, &t->h, &t->hmean, &t->hmin, &t->round);
 	return NULL;
 }
-
-/* ---- profile loops (perf-scripts/profile.sh) -------------------------------- */
 
 /* (f)'s round trip n times: exec, block, write, wait, pop; nothing else. */
 static void profile_handoff(long n)
@@ -813,37 +720,154 @@ static void profile_futex(long n)
 	close(pfd[1]);
 }
 
-static int want(const char *name)
-{
-	int i;
+/* ---- the methods: m_<name>() runs one and adds its rows ---- */
 
-	if (!nr_names)
-		return 1;
-	for (i = 0; i < nr_names; i++)
+static void m_null_syscall(void)
+{
+	row("null_syscall", "(c) null threadlet, THREADLET_FORCE_SYSCALL=1",
+	    run_syscall_child(), N_CHEAP);
+}
+
+static void m_call(void)
+{
+	row("call", "(a) direct call of fn(data) { n++; return 1; }",
+	    bench_call(N_CHEAP), N_CHEAP);
+	check(nr_empty == N_CHEAP + N_WARM_CHEAP, "empty_fn ran %lu times", nr_empty);
+}
+
+static void m_null_vdso(void)
+{
+	row("null_vdso", "(b) null threadlet, threadlet_on/off in the vDSO",
+	    bench_null(N_CHEAP), N_CHEAP);
+}
+
+static void m_getppid(void)
+{
+	row("getppid", "(d) syscall(SYS_getppid)", bench_getppid(N_CHEAP), N_CHEAP);
+}
+
+static void m_clock(void)
+{
+	row("clock", "clock_gettime(CLOCK_MONOTONIC), the timer", bench_clock(N_CHEAP),
+	    N_CHEAP);
+}
+
+static void m_pthread(void)
+{
+	double mean, median = bench_pthread(N_THREAD, &mean);
+
+	row("pthread", "(e) pthread_create + pthread_join, empty thread (median)",
+	    median, N_THREAD);
+	row("pthread_mean", "(e) the same, mean", mean, N_THREAD);
+}
+
+static void m_handoff(void)
+{
+	double h, hmean, hmin, round;
+
+	bench_handoff(N_HANDOFF, &h, &hmean, &hmin, &round);
+	row("handoff", "(f) threadlet blocks -> head runs again (median)", h, N_HANDOFF);
+	row("handoff_mean", "(f) the same, mean", hmean, N_HANDOFF);
+	row("handoff_min", "(f) the same, fastest iteration", hmin, N_HANDOFF);
+	row("roundtrip", "(f) exec -> block -> write -> completion popped", round,
+	    N_HANDOFF);
+}
+
+static void m_syslet_null(void)
+{
+	row("syslet_null", "(g) async_exec() of one getppid atom, in place",
+	    bench_syslet(N_CHEAP), N_CHEAP);
+}
+
+static void m_futex_handoff(void)
+{
+	struct futex_result fx;
+
+	bench_futex(N_HANDOFF, &fx);
+	row("futex_handoff", "(h) FUTEX_WAKE -> sleeping worker runs the job (median)",
+	    fx.handoff, N_HANDOFF);
+	row("futex_handoff_mean", "(h) the same, mean", fx.hmean, N_HANDOFF);
+	row("futex_handoff_min", "(h) the same, fastest iteration", fx.hmin, N_HANDOFF);
+	row("futex_pingpong", "(h) wake worker -> empty job -> head sees it done",
+	    fx.pingpong, N_HANDOFF);
+	row("futex_roundtrip", "(h) wake worker -> write -> worker read -> head sees it",
+	    fx.roundtrip, N_HANDOFF);
+}
+
+static void m_handoff_thread(void)
+{
+	struct thread_handoff ht = { 0 };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, handoff_thread_main, &ht) || pthread_join(t, NULL))
+		check(0, "handoff_thread: pthread_create/join");
+	row("handoff_thread", "(f) as handoff, the head a second thread, not the leader",
+	    ht.h, N_HANDOFF);
+	row("roundtrip_thread", "(f) as roundtrip, the head a second thread", ht.round,
+	    N_HANDOFF);
+}
+
+static void m_profile(void)
+{
+	profile_handoff(N_PROFILE);
+}
+
+static void m_profile_futex(void)
+{
+	profile_futex(N_PROFILE);
+}
+
+enum {
+	FIRST = 1,	/* before this process touches the library */
+	ALWAYS = 2,	/* even when not named */
+	NAMED = 4,	/* only when named, and then alone */
+};
+
+/*
+ * The methods, in the order they run: m_<name>() with its flags. A new
+ * one goes last, so that the others' figures stay comparable. Each is
+ * called once, directly from main(): gcc compiles it there as before
+ * (main runs once), so the timed loops keep their instruction counts.
+ */
+#define METHODS(X)				\
+	X(null_syscall, FIRST)			\
+	X(call, 0)				\
+	X(null_vdso, 0)				\
+	X(getppid, 0)				\
+	X(clock, ALWAYS)			\
+	X(pthread, 0)				\
+	X(handoff, 0)				\
+	X(syslet_null, 0)			\
+	X(futex_handoff, 0)			\
+	X(handoff_thread, 0)			\
+	X(profile, NAMED)			\
+	X(profile_futex, NAMED)
+
+#define NAME(name, flags) #name,
+static const char *const method_names[] = { METHODS(NAME) };
+#define NR_METHODS (int)(sizeof(method_names) / sizeof(method_names[0]))
+
+static int nr_names;
+static char **names;
+
+static int named(const char *name)
+{
+	for (int i = 0; i < nr_names; i++)
 		if (!strcmp(names[i], name))
 			return 1;
 	return 0;
 }
 
-/*
- * The smallest step CLOCK_MONOTONIC takes. On a jiffies clocksource it is
- * a whole tick (1 ms at HZ=1000) and every figure here would be noise.
- */
-static uint64_t clock_step(void)
+static int selected(const char *name, int flags)
 {
-	uint64_t t0, t1, step = UINT64_MAX;
-	int i;
-
-	for (i = 0; i < 100; i++) {
-		t0 = now();
-		do
-			t1 = now();
-		while (t1 == t0);
-		if (t1 - t0 < step)
-			step = t1 - t0;
-	}
-	return step;
+	return (flags & ALWAYS) || named(name) || (!nr_names && !(flags & NAMED));
 }
+
+/* In the pass for @flags, run the methods of those flags that are asked for. */
+#define RUN_PASS(pass) METHODS(RUN_##pass)
+#define RUN_FIRST(name, flags) if ((flags) == FIRST && selected(#name, flags)) m_##name();
+#define RUN_NAMED(name, flags) if ((flags) == NAMED && selected(#name, flags)) m_##name();
+#define RUN_REST(name, flags) if (!((flags) & (FIRST | NAMED)) && selected(#name, flags)) m_##name();
 
 static void print_clocksource(void)
 {
@@ -860,42 +884,26 @@ static void print_clocksource(void)
 	       buf, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
-/*
- * Rows are collected first and printed after the last measurement:
- * console output while they run would land in the next one's timed loop
- * (under -icount, serial interrupts). One line per figure:
- * "RESULT <name> <ns/op> <iterations> <what it measures>".
- */
-static struct {
-	const char *name, *what;
-	double ns;
-	long n;
-} results[32];
-static int nr_results;
-
-static void row(const char *name, const char *what, double ns, long n)
-{
-	results[nr_results].name = name;
-	results[nr_results].what = what;
-	results[nr_results].ns = ns;
-	results[nr_results++].n = n;
-}
-
 int main(int argc, char **argv)
 {
-	double call = 0, vdso = 0, sys = 0, ppid = 0, slet = 0, clk, thr = 0;
-	double hoff = 0, hmean = 0, hmin = 0, round = 0, thr_mean = 0;
-	struct futex_result fx = { 0 };
-	struct thread_handoff ht = { 0 };
+	int profiling = 0;
 	uint64_t step;
-	int i;
 
 	nr_names = argc - 1;
 	names = argv + 1;
+	profiling = named("profile") || named("profile_futex");
+	for (int i = 0; i < nr_names; i++) {
+		int k;
+
+		for (k = 0; k < NR_METHODS && strcmp(names[i], method_names[k]); k++)
+			;
+		if (k == NR_METHODS) {
+			fprintf(stderr, "micro: unknown measurement %s\n", names[i]);
+			return 64;
+		}
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* First, before this process touches the library: the syscall path. */
-	if (want("null_syscall"))
-		sys = run_syscall_child();
+	RUN_PASS(FIRST)
 
 	print_clocksource();
 	step = clock_step();
@@ -911,88 +919,15 @@ int main(int argc, char **argv)
 	check(threadlet_uses_vdso() == 1, "threadlet_on/off not in the vDSO");
 	if (failed)
 		return 1;
-	if (nr_names && (want("profile") || want("profile_futex"))) {
-		if (want("profile"))
-			profile_handoff(N_PROFILE);
-		if (want("profile_futex"))
-			profile_futex(N_PROFILE);
+	if (profiling) {
+		RUN_PASS(NAMED)
 		return failed ? 1 : 0;
 	}
-
-	if (want("call")) {
-		call = bench_call(N_CHEAP);
-		check(nr_empty == N_CHEAP + N_WARM_CHEAP, "empty_fn ran %lu times",
-		      nr_empty);
-	}
-	if (want("null_vdso"))
-		vdso = bench_null(N_CHEAP);
-	if (want("getppid"))
-		ppid = bench_getppid(N_CHEAP);
-	clk = bench_clock(N_CHEAP);
-	if (want("pthread"))
-		thr = bench_pthread(N_THREAD, &thr_mean);
-	if (want("handoff"))
-		bench_handoff(N_HANDOFF, &hoff, &hmean, &hmin, &round);
-	/* After the existing ones, so that their figures stay comparable. */
-	if (want("syslet_null"))
-		slet = bench_syslet(N_CHEAP);
-	if (want("futex_handoff"))
-		bench_futex(N_HANDOFF, &fx);
-	if (want("handoff_thread")) {
-		pthread_t t;
-
-		if (pthread_create(&t, NULL, handoff_thread_main, &ht) ||
-		    pthread_join(t, NULL))
-			check(0, "handoff_thread: pthread_create/join");
-	}
+	RUN_PASS(REST)
 	async_head_exit(&ahu);
 	threadlet_stack_free(stack);
 
-	if (want("call"))
-		row("call", "(a) direct call of fn(data) { n++; return 1; }", call, N_CHEAP);
-	if (want("null_vdso"))
-		row("null_vdso", "(b) null threadlet, threadlet_on/off in the vDSO",
-		    vdso, N_CHEAP);
-	if (want("null_syscall"))
-		row("null_syscall", "(c) null threadlet, THREADLET_FORCE_SYSCALL=1",
-		    sys, N_CHEAP);
-	if (want("getppid"))
-		row("getppid", "(d) syscall(SYS_getppid)", ppid, N_CHEAP);
-	if (want("syslet_null"))
-		row("syslet_null", "(g) async_exec() of one getppid atom, in place",
-		    slet, N_CHEAP);
-	if (want("pthread")) {
-		row("pthread", "(e) pthread_create + pthread_join, empty thread (median)",
-		    thr, N_THREAD);
-		row("pthread_mean", "(e) the same, mean", thr_mean, N_THREAD);
-	}
-	if (want("handoff")) {
-		row("handoff", "(f) threadlet blocks -> head runs again (median)",
-		    hoff, N_HANDOFF);
-		row("handoff_mean", "(f) the same, mean", hmean, N_HANDOFF);
-		row("handoff_min", "(f) the same, fastest iteration", hmin, N_HANDOFF);
-		row("roundtrip", "(f) exec -> block -> write -> completion popped",
-		    round, N_HANDOFF);
-	}
-	if (want("futex_handoff")) {
-		row("futex_handoff", "(h) FUTEX_WAKE -> sleeping worker runs the job (median)",
-		    fx.handoff, N_HANDOFF);
-		row("futex_handoff_mean", "(h) the same, mean", fx.hmean, N_HANDOFF);
-		row("futex_handoff_min", "(h) the same, fastest iteration",
-		    fx.hmin, N_HANDOFF);
-		row("futex_pingpong", "(h) wake worker -> empty job -> head sees it done",
-		    fx.pingpong, N_HANDOFF);
-		row("futex_roundtrip", "(h) wake worker -> write -> worker read -> head sees it",
-		    fx.roundtrip, N_HANDOFF);
-	}
-	if (want("handoff_thread")) {
-		row("handoff_thread", "(f) as handoff, the head a second thread, not the leader",
-		    ht.h, N_HANDOFF);
-		row("roundtrip_thread", "(f) as roundtrip, the head a second thread",
-		    ht.round, N_HANDOFF);
-	}
-	row("clock", "clock_gettime(CLOCK_MONOTONIC), the timer", clk, N_CHEAP);
-	for (i = 0; i < nr_results; i++)
+	for (int i = 0; i < nr_results; i++)
 		printf("RESULT %s %.1f %ld %s\n", results[i].name, results[i].ns,
 		       results[i].n, results[i].what);
 	if (failed) {

@@ -1,53 +1,22 @@
 #!/bin/bash
-# Threadlet micro-benchmark (perf-scripts/micro.c) in QEMU, in two modes:
-#   icount  -icount shift=0,sleep=off: guest time counts guest instructions
-#           (1 ns = 1 instruction), so the figures repeat exactly;
-#   wall    plain TCG: guest time follows the host clock.
-# Each boot runs the benchmark once as is, then under perf stat (the figures
-# of that second run include perf's tracepoint overhead), then perf stat
-# of single paths to show which of them enter the kernel.
+# Threadlet micro-benchmark (micro.c, with reads.c) in QEMU, in the modes of
+# MODES: icount (-icount shift=0,sleep=off: 1 ns = 1 guest instruction, so
+# figures repeat exactly; ICOUNT_RUNS boots, reading null_blk instead of the
+# virtio disk) and wall (plain TCG). Each boot runs micro, then micro under
+# perf stat (its figures include perf's overhead) and per path, then micro32
+# (the same as a 32-bit program); if the i386 kernel is built, one more
+# -icount boot runs micro32 on it. These boots halt when idle (no nohlt.c):
+# a second runnable task adds CFS work to every wakeup micro.c times.
+# Results in $RESULTS: micro-<run>.txt (guest output), micro-<run>.jsonl
+# (records), then report.py's micro.md, micro-cost.png, determinism.
+# Exit status 0 only if every run passed its checks.
 #
-# Each boot ends with the same benchmark built as a 32-bit program
-# (micro32, on the 32-bit library): $RESULTS/micro32-<mode>.txt; and if
-# the native i386 kernel and its image are built, one more -icount boot
-# runs micro32 there: $RESULTS/micro32-i386-icount.txt.
-#
-# Results: the guests' output in $RESULTS/micro-<run>.txt, their figures
-# as records in $RESULTS/micro-<run>.jsonl (perf-scripts/report.py ingest),
-# then report.py's micro.md, micro-cost.png and determinism.txt (every
-# figure of the later -icount boots against the first); serial logs:
-# $BUILD/logs/micro-<run>.log. icount mode boots ICOUNT_RUNS times (the
-# later runs go to micro-icount-<n>.txt). The -icount boots read
-# from null_blk instead of the virtio disk, so their cold reads repeat too.
-# Unlike io.sh's, these boots do halt (no nohlt.c): they idle only around
-# the cold reads, have repeated to the instruction in every run, and a
-# second runnable task, even at SCHED_IDLE, adds CFS bookkeeping to every
-# wakeup that micro.c times (futex_handoff: +175 instructions, 5.6%).
-#
-# Exit status 0 only if every run passed its checks (missed targets and a
-# spread over the limit are reported, not failures).
-#
-# Environment (defaults in brackets):
-#   BUILD    build dir [<repo>/build]
-#   KERNEL   bzImage [$BUILD/kobj/arch/x86/boot/bzImage]
-#   LIBTL    libthreadlet.a [$BUILD/user/libthreadlet.a]
-#   MICRO    the static benchmark binary [$BUILD/tests/micro], rebuilt
-#            here if older than micro.c or LIBTL
-#   MICRO32  the same, -m32, on LIBTL32 [$BUILD/tests/micro32]; empty: none
-#   LIBTL32  the 32-bit libthreadlet.a [$BUILD/user32/libthreadlet.a]
-#   RESULTS  where the result files go [$BUILD/results]
-#   KERNEL32, BUSYBOX32  the i386 kernel and busybox
-#            [$BUILD/kobj-i386/arch/x86/boot/bzImage, $BUILD/i386/busybox]
-#   MODES    which modes to run ["icount wall"]
-#   ICOUNT_RUNS  boots in icount mode, to check determinism [2]
-#   ICOUNT_APPEND, WALL_APPEND  extra kernel command line [none; wall:
-#            common.sh's tsc_early_khz=<the host's TSC frequency>]
-#   TIMEOUT  host timeout per boot, seconds [900]
-#   NULLBLK_NS  completion time of null_blk requests in the -icount boots,
-#            guest ns [200000]
-#
-# tests/run-qemu.sh adds tsc=reliable (a fine-grained CLOCK_MONOTONIC) and,
-# with --icount, boots one CPU with no input that varies between boots.
+# Environment [defaults]: BUILD [<repo>/build], KERNEL, LIBTL, RESULTS
+# (common.sh); MICRO [$BUILD/tests/micro], MICRO32 [$BUILD/tests/micro32;
+# empty: none] on LIBTL32 [$BUILD/user32/libthreadlet.a]; KERNEL32,
+# BUSYBOX32 [$BUILD/kobj-i386/arch/x86/boot/bzImage, $BUILD/i386/busybox];
+# MODES ["icount wall"]; ICOUNT_RUNS [2]; ICOUNT_APPEND, WALL_APPEND (extra
+# kernel command line); TIMEOUT per boot [900 s]; NULLBLK_NS [200000].
 set -euo pipefail
 
 NAME=micro.sh

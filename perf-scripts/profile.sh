@@ -1,27 +1,13 @@
 #!/bin/bash
-# Where the instructions of a blocking threadlet go: boots once under
-# -icount (1 ns = 1 guest instruction) and samples micro.c's round-trip
-# loops "profile" (a threadlet blocks, hands off, completes) and
-# "profile_futex" (the futex pool's) with perf's cpu-clock event, one
-# sample every PERIOD guest instructions, then writes the breakdown by
-# function and by phase (perf-scripts/profile.py).
-#
-# Under -icount the sampling timer fires after a fixed number of guest
-# instructions, so a function's share of the samples is its share of the
-# instructions, and the profile repeats boot after boot. Perf's own work in
-# the sampling interrupt is not sampled, but it delays the timer, which
-# then skips periods: the samples give each function's share, and the
-# instructions per iteration come from a run of the same loops without
-# perf in the same boot.
-#
-# Results: $RESULTS/profile.md (and profile-raw.txt, perf report's output);
-# serial log $BUILD/logs/profile.log.
-#
-# Environment (defaults in brackets): BUILD, KERNEL, LIBTL, RESULTS, MICRO
-# as for micro.sh; PERIOD, guest instructions per sample [500];
-# TIMEOUT, seconds per boot [900]. perf's cpu-clock takes no period below
-# 10,000 ns; the guest turns off perf's sample-rate throttling, which
-# would otherwise thin the samples out as the run goes on.
+# Where the instructions of a blocking threadlet go: one -icount boot
+# samples micro.c's "profile" and "profile_futex" loops with perf's
+# cpu-clock, one sample every PERIOD guest instructions, and profile.py
+# writes the breakdown by function and phase. Under -icount a function's
+# share of the samples is its share of the instructions; the instructions
+# per iteration come from a run of the same loops without perf.
+# Results: $RESULTS/profile.md, profile-raw.txt; log $BUILD/logs/profile.log.
+# Environment: as micro.sh; PERIOD [500] (perf's cpu-clock takes none below
+# 10,000 ns, so the guest turns off perf's sample-rate throttling); TIMEOUT.
 set -uo pipefail
 
 NAME=profile.sh
