@@ -28,7 +28,8 @@
 ;
 ; threadlet_on() and threadlet_off_tls() are the vDSO's forms with their
 ; arguments in registers (arch/x86/entry/vdso/vdso32/threadlet_regs.S),
-; which preserve every register but eax: tl_on_regs here, and
+; which preserve every register but their result (threadlet_on: none, its
+; result is the carry flag): tl_on_regs here, and
 ; __threadlet_off_tls_regs in complete_threadlet_fn() (threadlet.h). With
 ; THREADLET_FORCE_SYSCALL=1 or without them, tl_syscall_on_regs and
 ; tl_syscall_off_regs below: the system calls, behind the same registers.
@@ -260,16 +261,18 @@ threadlet_exec:
 .end:
 	cfi_endproc
 
-; long tl_syscall_on_regs(ebp = area offset, ecx = head_ip, ebx = head_sp,
-;                         edx = ahu)
+; tl_syscall_on_regs(ebp = area offset, ecx = head_ip, ebx = head_sp,
+;                    edx = ahu): CF set if not armed
 ; long tl_syscall_off_regs(eax = area offset)
 ;
 ; The system call forms behind the registers of the vDSO's
 ; __vdso_threadlet_on_regs and __vdso_threadlet_off_tls_regs: tl_syscall_on()
-; and tl_syscall_off_tls() (threadlet.c), every register but eax
+; and tl_syscall_off_tls() (threadlet.c), every register but the result
 ; preserved, called on a 16-byte aligned stack (the callers' may not be).
 tl_syscall_on_regs:
 	cfi_startproc
+	push	eax
+	cfi_adjust_cfa_offset 4
 	push	ecx
 	cfi_adjust_cfa_offset 4
 	push	edx
@@ -278,21 +281,24 @@ tl_syscall_on_regs:
 	cfi_adjust_cfa_offset 4
 	cfi_offset DW_EBP, -cfi_cfa
 	mov	ebp, esp
-	cfi_def_cfa DW_EBP, 16
+	cfi_def_cfa DW_EBP, 20
 	and	esp, -16
 	push	edx				; ahu
 	push	ebx				; head_sp
 	push	ecx				; head_ip
 	push	0				; the area: the kernel knows it
 	call	tl_syscall_on
+	neg	eax				; CF: not armed
 	mov	esp, ebp
-	cfi_def_cfa CFI_SP, 16
+	cfi_def_cfa CFI_SP, 20
 	pop	ebp
 	cfi_adjust_cfa_offset -4
 	cfi_restore DW_EBP
 	pop	edx
 	cfi_adjust_cfa_offset -4
 	pop	ecx
+	cfi_adjust_cfa_offset -4
+	pop	eax
 	cfi_adjust_cfa_offset -4
 	ret
 .end:

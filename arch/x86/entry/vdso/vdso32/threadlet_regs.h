@@ -13,6 +13,5 @@
 #define TL_AREA_AHU	24
 #define TL_AREA_NR_SYNC	64
 #define TL_AREA_ON	1	/* THREADLET_ON */
-#define TL_EBUSY	(-16)	/* -EBUSY */
 
 #endif /* _VDSO32_THREADLET_REGS_H */

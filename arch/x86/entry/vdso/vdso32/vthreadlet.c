@@ -24,4 +24,4 @@ static_assert(offsetof(struct threadlet_area, head_ip) == TL_AREA_HEAD_IP);
 static_assert(offsetof(struct threadlet_area, head_sp) == TL_AREA_HEAD_SP);
 static_assert(offsetof(struct threadlet_area, ahu) == TL_AREA_AHU);
 static_assert(offsetof(struct threadlet_area, nr_sync) == TL_AREA_NR_SYNC);
-static_assert(THREADLET_ON == TL_AREA_ON && -EBUSY == TL_EBUSY);
+static_assert(THREADLET_ON == TL_AREA_ON);
