@@ -152,6 +152,24 @@ typedef long (*__threadlet_off_tls_fn)(long tls_offset);
 extern __thread struct threadlet_area __threadlet_area
 	__attribute__((tls_model("initial-exec")));
 extern __threadlet_off_tls_fn __threadlet_off_tls;
+#ifdef __i386__
+/*
+ * i386: the vDSO's __vdso_threadlet_off_tls_regs (or the syscall form
+ * behind the same registers): not a C function. The TLS offset in %eax,
+ * the result in %eax, every other register preserved, any stack
+ * alignment. Called from inline asm, so that the completion in a
+ * threadlet's function costs neither pushes nor a callee-saved register
+ * nor the stack alignment of a C call.
+ */
+typedef void (*__threadlet_regs_fn)(void);
+extern __threadlet_regs_fn __threadlet_off_tls_regs;
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+/* Called through the GOT: no %ebx that the PLT would need kept. */
+__attribute__((noplt))
+#endif
+#endif
+#endif
 long __complete_threadlet_fn(void *event, struct async_head_user *ahu);
 
 /*
@@ -199,7 +217,15 @@ static inline long __threadlet_area_tls_offset(void)
 static inline long complete_threadlet_fn(void *event,
 					 struct async_head_user *ahu)
 {
+#ifdef __i386__
+	long ret = __threadlet_area_tls_offset();
+
+	__asm__ __volatile__("call {*%1|%1}"
+			     : "+a" (ret) : "m" (__threadlet_off_tls_regs)
+			     : "cc", "memory");
+#else
 	long ret = __threadlet_off_tls(__threadlet_area_tls_offset());
+#endif
 
 	if (__builtin_expect(ret > 0, 1))
 		return ret;

@@ -35,13 +35,23 @@ typedef long (*tl_on_fn)(struct threadlet_area *, unsigned long,
 
 TL_HIDDEN extern tl_on_fn tl_on;
 
+/* The syscall forms of threadlet_on() and threadlet_off_tls(). */
+TL_HIDDEN long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
+			     unsigned long sp, void *ahu);
+TL_HIDDEN long tl_syscall_off_tls(long tls_offset);
+
 /*
  * switch_<arch>.asm. On i386 tl_switch_run() finds the area itself, at
  * tl_area_tpoff from the thread pointer (nasm has no PIC initial-exec TLS
- * access for i386).
+ * access for i386), and calls threadlet_on() through tl_on_regs.
  */
 #ifdef __i386__
 TL_HIDDEN extern long tl_area_tpoff;
+/* The vDSO's __vdso_threadlet_on_regs, or tl_syscall_on_regs. */
+TL_HIDDEN extern void *tl_on_regs;
+/* Not C functions: registers as the vDSO's *_regs forms. */
+TL_HIDDEN void tl_syscall_on_regs(void);
+TL_HIDDEN void tl_syscall_off_regs(void);
 TL_HIDDEN long tl_switch_run(long (*fn)(void *), void *data,
 			     unsigned long stack_top,
 			     struct async_head_user *ahu);

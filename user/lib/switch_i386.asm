@@ -10,38 +10,57 @@
 ; After a hand-off the spare returns to .resume as the head, eax = 0.
 ;
 ; Head frame, from its lowest address (= head_sp):
-;   +0   mxcsr (4 bytes)  +4 x87 control word (2 bytes)
-;   +8   edi  +12 esi  +16 ebx  +20 ebp
-;   +24  return address of threadlet_exec / tl_switch_run, then its arguments
-; The offsets are checked against struct tl_head_frame in threadlet.c with
-; _Static_assert. Unlike x86-64 there is no top block: across threadlet_on()
-; and fn, the callee-saved registers (saved in the frame) hold what this
-; code needs, and fn preserves them, in the head and in a cache-miss thread
-; alike: ebx the frame, esi fn, edi data, ebp the area's offset.
+;   +0   edi  +4 esi  +8 ebx  +12 ebp
+;   +16  return address of threadlet_exec / tl_switch_run, then its arguments
+; Top block, the 32 bytes under the threadlet stack's top (esp at the
+; call of fn):
+;   +0   fn's argument (data; fn's to change)  +4 data  +8 fn
+;   +24  mxcsr (4 bytes)  +28 x87 control word (2 bytes)
+; The offsets are checked against struct tl_head_frame and struct tl_top
+; in threadlet.c with _Static_assert. Across threadlet_on() and fn, two
+; callee-saved registers hold what this code needs after fn, and fn
+; preserves them, in the head and in a cache-miss thread alike: ebx the
+; frame, ebp the area's offset. esi and edi are never changed: when fn
+; returns in place they are the caller's again, and only ebx and ebp are
+; reloaded. fn and data are read from the top block, never from the
+; head's stack once the threadlet is on (after a hand-off that stack is
+; the new head's).
+;
+; threadlet_on() and threadlet_off_tls() are the vDSO's forms with their
+; arguments in registers (arch/x86/entry/vdso/vdso32/threadlet_regs.S),
+; which preserve every register but their result (threadlet_on: none, its
+; result is the carry flag): tl_on_regs here, and
+; __threadlet_off_tls_regs in complete_threadlet_fn() (threadlet.h). With
+; THREADLET_FORCE_SYSCALL=1 or without them, tl_syscall_on_regs and
+; tl_syscall_off_regs below: the system calls, behind the same registers.
 ;
 ; The area is this thread's __threadlet_area, at tl_area_tpoff from the
 ; thread pointer (%gs base): nasm has no PIC form of an initial-exec TLS
 ; access for i386, so threadlet.c stores the offset, a constant, in a
-; hidden variable at load time, and this code reads it through the GOT.
+; hidden variable at load time, and this code reads it pc-relative (one
+; call/pop finds the pc, which also gives .resume and tl_on_regs).
 ;
-; Unwinding (cfi.inc), as on x86-64: while fn runs, tl_switch_run's frame
-; is the head frame (ebx + 28 is its CFA), so a backtrace from fn walks
+; Unwinding (cfi.inc), as on x86-64: while fn runs, the frame that calls
+; it is the head frame (ebx + 20 is its CFA), so a backtrace from fn walks
 ; into the caller of threadlet_exec(). After a hand-off those frames are the
 ; new head's: .resume clears the stack_top argument in the head frame (an
 ; argument slot belongs to the callee), and the rules take the frame as
 ; the head's only while that argument still equals the threadlet stack's
-; top (esp + 16 at the call of fn); otherwise the unwind ends at
-; tl_switch_run, with a return address of 0. Unlike x86-64's TOP_HEAD,
+; top (esp + 32 at the call of fn); otherwise the unwind ends at
+; threadlet_exec, with a return address of 0. Unlike x86-64's TOP_HEAD,
 ; the word compared is on the head's stack: a cache-miss thread's
 ; backtrace reads that one word of it. (Between the hand-off and .resume
 ; it may still show the head's callers.)
 ;
 ; endbr32 where an indirect branch lands: threadlet_exec, .resume and
 ; .home, as on x86-64; the fast path runs one.
-FRAME_MXCSR	equ 0
-FRAME_FCW	equ 4
-FRAME_ARGS	equ 28		; first argument, above the return address
+FRAME_ARGS	equ 20		; first argument, above the return address
 FRAME_STACK_TOP	equ FRAME_ARGS + 8
+TOP_DATA	equ 4
+TOP_FN		equ 8
+TOP_MXCSR	equ 24
+TOP_FCW		equ 28
+TOP_SIZE	equ 32
 
 %include "area.inc"
 %include "cfi.inc"
@@ -91,31 +110,21 @@ DW_EDI	equ 7
 	cfi_offset DW_EDI, -20
 %endmacro
 
-; ecx = the GOT, for position-independent data references.
-%macro LOAD_GOT 0
-	call	%%pc
-%%pc:
-	cfi_adjust_cfa_offset 4
-	pop	ecx
-	cfi_adjust_cfa_offset -4
-	add	ecx, _GLOBAL_OFFSET_TABLE_ + $$ - %%pc wrt ..gotpc
-%endmacro
-
-; tl_switch_run's frame while esp is on the threadlet stack (fn and the
-; code after it). CFA: ebx + 28, the head frame's, while its stack_top
-; argument equals esp + 16; else (after a hand-off) esp + 16, the threadlet
-; stack's top. The return address: the word at ebx + 24, or 0.
+; The frame that calls fn while esp is on the threadlet stack (fn and the
+; code after it). CFA: ebx + 20, the head frame's, while its stack_top
+; argument equals esp + 32; else (after a hand-off) esp + 32, the threadlet
+; stack's top. The return address: the word at ebx + 16, or 0.
 %macro CFI_ON_THREADLET_STACK 0
 	cfi_escape DW_CFA_def_cfa_expression, 16, \
 		DW_OP_breg0 + DW_EBX, FRAME_STACK_TOP, DW_OP_deref, \
-		DW_OP_breg0 + CFI_SP, 16, DW_OP_eq, DW_OP_bra, 5, 0, \
-		DW_OP_breg0 + CFI_SP, 16, \
+		DW_OP_breg0 + CFI_SP, TOP_SIZE, DW_OP_eq, DW_OP_bra, 5, 0, \
+		DW_OP_breg0 + CFI_SP, TOP_SIZE, \
 		DW_OP_skip, 2, 0, \
 		DW_OP_breg0 + DW_EBX, FRAME_ARGS
 	cfi_escape DW_CFA_val_expression, CFI_RA, 17, \
 		DW_OP_drop, \
 		DW_OP_breg0 + DW_EBX, FRAME_STACK_TOP, DW_OP_deref, \
-		DW_OP_breg0 + CFI_SP, 16, DW_OP_eq, DW_OP_bra, 4, 0, \
+		DW_OP_breg0 + CFI_SP, TOP_SIZE, DW_OP_eq, DW_OP_bra, 4, 0, \
 		DW_OP_lit0, \
 		DW_OP_skip, 3, 0, \
 		DW_OP_breg0 + DW_EBX, FRAME_ARGS - 4, DW_OP_deref
@@ -123,79 +132,87 @@ DW_EDI	equ 7
 
 	global threadlet_exec:function (threadlet_exec.end - threadlet_exec)
 	global tl_switch_run:function hidden (tl_switch_run.end - tl_switch_run)
+	global tl_syscall_on_regs:function hidden (tl_syscall_on_regs.end - tl_syscall_on_regs)
+	global tl_syscall_off_regs:function hidden (tl_syscall_off_regs.end - tl_syscall_off_regs)
 	global tl_park_home:function hidden (tl_park_home.end - tl_park_home)
 	global tl_go_home:function hidden (tl_go_home.end - tl_go_home)
-	extern _GLOBAL_OFFSET_TABLE_
-	extern tl_on
+	extern tl_on_regs
 	extern tl_area_tpoff
 	extern tl_exec_slow
 	extern tl_fn_returned_slow
-
-; long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
-;                     struct async_head_user *ahu)
-;
-; As on x86-64, one straight line for the common case: bad arguments, an
-; area not yet registered, a cache-miss thread and a nested call fail the
-; tests and take tl_exec_slow() (a tail call: the arguments are in place).
-threadlet_exec:
-	cfi_startproc
-	endbr32
-	LOAD_GOT
-	mov	edx, [ecx + tl_area_tpoff wrt ..gotoff]
-	cmp	dword [esp + 4], 0		; fn
-	je	.slow
-	cmp	dword [esp + 16], 0		; ahu
-	je	.slow
-	mov	eax, [esp + 12]			; stack_top
-	test	al, 15
-	jnz	.slow
-	cmp	eax, 4096			; no stack ends in the first page
-	jb	.slow
-	mov	eax, [gs:edx + AREA_STATE]
-	or	eax, [gs:edx + AREA_STATE + 4]
-	jz	tl_switch_run.checked
-.slow:
-	jmp	tl_exec_slow
-.end:
-	cfi_endproc
+	extern tl_syscall_on
+	extern tl_syscall_off_tls
 
 ; long tl_switch_run(long (*fn)(void *), void *data, unsigned long stack_top,
 ;                    struct async_head_user *ahu)
 ;
-; Arguments checked, area registered, no threadlet on. Returns 1 (ran in
-; place) or 0 (as the new head after a hand-off). threadlet_on()'s result
-; is not tested, for the reasons given in switch_x86_64.asm.
+; Arguments checked, area registered, no threadlet on: threadlet_exec()
+; without its tests, for tl_exec_slow(). Returns as threadlet_exec().
 tl_switch_run:
 	cfi_startproc
-	LOAD_GOT
-	mov	edx, [ecx + tl_area_tpoff wrt ..gotoff]
-.checked:				; ecx = GOT, edx = the area's offset
 	PUSH_CALLEE_SAVED
-	sub	esp, 8
-	cfi_adjust_cfa_offset 8
-	stmxcsr	[esp + FRAME_MXCSR]
-	fnstcw	[esp + FRAME_FCW]		; the head frame is complete
-	mov	ebx, esp
+	call	.pc
+.pc:
+	cfi_adjust_cfa_offset 4
+	pop	ecx
+	cfi_adjust_cfa_offset -4
+	mov	ebp, [ecx + tl_area_tpoff - .pc]
+	add	ecx, threadlet_exec.pc - .pc	; as threadlet_exec's
+	mov	edx, [esp + FRAME_ARGS + 12]	; ahu
+	mov	eax, [esp + FRAME_STACK_TOP]
+	jmp	threadlet_exec.checked
+.end:
+	cfi_endproc
+
+; long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
+;                     struct async_head_user *ahu)
+;
+; Returns 1 (ran in place) or 0 (as the new head after a hand-off). As on
+; x86-64, one straight line for the common case: bad arguments, an area
+; not yet registered, a cache-miss thread and a nested call fail the tests
+; and take tl_exec_slow() (a tail call, once the registers are back: the
+; arguments are in place). The head frame is built first, so that the
+; tests have registers to work in.
+;
+; threadlet_on()'s result is not tested, for the reasons given in
+; switch_x86_64.asm.
+threadlet_exec:
+	cfi_startproc
+	endbr32
+	PUSH_CALLEE_SAVED
+	call	.pc
+.pc:
+	cfi_adjust_cfa_offset 4
+	pop	ecx
+	cfi_adjust_cfa_offset -4
+	mov	ebp, [ecx + tl_area_tpoff - .pc]
+	mov	eax, [gs:ebp + AREA_STATE]
+	or	eax, [gs:ebp + AREA_STATE + 4]
+	jnz	.slow
+	cmp	dword [esp + FRAME_ARGS], 0	; fn
+	je	.slow
+	mov	edx, [esp + FRAME_ARGS + 12]	; ahu
+	test	edx, edx
+	jz	.slow
+	mov	eax, [esp + FRAME_STACK_TOP]	; stack_top
+	test	al, 15
+	jnz	.slow
+	cmp	eax, 4096			; no stack ends in the first page
+	jb	.slow
+.checked:	; eax = stack_top, ecx = .pc, edx = ahu, ebp = the area's offset
+	stmxcsr	[eax - TOP_SIZE + TOP_MXCSR]
+	fnstcw	[eax - TOP_SIZE + TOP_FCW]
+	mov	ebx, esp			; the head frame is complete
 	cfi_def_cfa DW_EBX, FRAME_ARGS
-	mov	ebp, edx
-	mov	esi, [ebx + FRAME_ARGS]		; fn
-	mov	edi, [ebx + FRAME_ARGS + 4]	; data
-
-	sub	esp, 4				; 16-byte aligned after 4 arguments
-	push	dword [ebx + FRAME_ARGS + 12]	; ahu
-	push	ebx				; sp: the frame
-	lea	edx, [ecx + .resume wrt ..gotoff]
-	push	edx				; ip: .resume
-	mov	edx, [gs:0]			; the thread pointer (the TCB's self)
-	add	edx, ebp
-	push	edx				; this thread's area
-	call	[ecx + tl_on wrt ..gotoff]	; on(area, .resume, frame, ahu)
-
-	mov	eax, [ebx + FRAME_STACK_TOP]	; stack_top
-	lea	esp, [eax - 16]			; 16-byte aligned, room for the argument
+	lea	esp, [eax - TOP_SIZE + TOP_FN + 4]
+	push	dword [ebx + FRAME_ARGS]	; TOP_FN
+	push	dword [ebx + FRAME_ARGS + 4]	; TOP_DATA
+	push	dword [ebx + FRAME_ARGS + 4]	; fn's argument; esp 16-byte aligned
 	CFI_ON_THREADLET_STACK
-	mov	[esp], edi
-	call	esi				; fn(data)
+	mov	eax, [ecx + tl_on_regs - .pc]
+	lea	ecx, [ecx + .resume - .pc]
+	call	eax				; on: ebp area, ecx .resume, ebx frame, edx ahu
+	call	[esp + TOP_FN]			; fn(data)
 
 	; Still the head, fn completed in place and its threadlet_off() ran:
 	; the area is at rest. Anything else is for C.
@@ -203,17 +220,25 @@ tl_switch_run:
 	or	ecx, [gs:ebp + AREA_STATE + 4]
 	jnz	.returned_slow
 .done:
-	lea	esp, [ebx + 8]
-	cfi_def_cfa CFI_SP, 20
+	lea	esp, [ebx + 8]			; esi and edi: the caller's still
+	cfi_def_cfa CFI_SP, 12
 	cfi_restore CFI_RA
-	POP_CALLEE_SAVED
+	cfi_restore DW_EDI
+	cfi_restore DW_ESI
+	pop	ebx
+	cfi_adjust_cfa_offset -4
+	cfi_restore DW_EBX
+	pop	ebp
+	cfi_adjust_cfa_offset -4
+	cfi_restore DW_EBP
 	mov	eax, 1
 	ret
 
 .returned_slow:
 	CFI_ON_THREADLET_STACK
 	CFI_CALLEE_SAVED_AT
-	mov	[esp], edi
+	mov	eax, [esp + TOP_DATA]
+	mov	[esp], eax
 	call	tl_fn_returned_slow		; returns only to the head
 	jmp	.done
 
@@ -221,12 +246,88 @@ tl_switch_run:
 	cfi_def_cfa CFI_SP, FRAME_ARGS
 	cfi_restore CFI_RA
 	endbr32
+	mov	edx, [esp + FRAME_STACK_TOP]
+	ldmxcsr	[edx - TOP_SIZE + TOP_MXCSR]
+	fldcw	[edx - TOP_SIZE + TOP_FCW]
 	mov	dword [esp + FRAME_STACK_TOP], 0 ; the cache-miss thread's unwind ends here
-	ldmxcsr	[esp + FRAME_MXCSR]
-	fldcw	[esp + FRAME_FCW]
-	add	esp, 8
-	cfi_def_cfa_offset 20
 	POP_CALLEE_SAVED
+	ret
+
+.slow:
+	cfi_def_cfa CFI_SP, FRAME_ARGS
+	CFI_CALLEE_SAVED_AT
+	POP_CALLEE_SAVED
+	jmp	tl_exec_slow
+.end:
+	cfi_endproc
+
+; tl_syscall_on_regs(ebp = area offset, ecx = head_ip, ebx = head_sp,
+;                    edx = ahu): CF set if not armed
+; long tl_syscall_off_regs(eax = area offset)
+;
+; The system call forms behind the registers of the vDSO's
+; __vdso_threadlet_on_regs and __vdso_threadlet_off_tls_regs: tl_syscall_on()
+; and tl_syscall_off_tls() (threadlet.c), every register but the result
+; preserved, called on a 16-byte aligned stack (the callers' may not be).
+tl_syscall_on_regs:
+	cfi_startproc
+	push	eax
+	cfi_adjust_cfa_offset 4
+	push	ecx
+	cfi_adjust_cfa_offset 4
+	push	edx
+	cfi_adjust_cfa_offset 4
+	push	ebp
+	cfi_adjust_cfa_offset 4
+	cfi_offset DW_EBP, -cfi_cfa
+	mov	ebp, esp
+	cfi_def_cfa DW_EBP, 20
+	and	esp, -16
+	push	edx				; ahu
+	push	ebx				; head_sp
+	push	ecx				; head_ip
+	push	0				; the area: the kernel knows it
+	call	tl_syscall_on
+	neg	eax				; CF: not armed
+	mov	esp, ebp
+	cfi_def_cfa CFI_SP, 20
+	pop	ebp
+	cfi_adjust_cfa_offset -4
+	cfi_restore DW_EBP
+	pop	edx
+	cfi_adjust_cfa_offset -4
+	pop	ecx
+	cfi_adjust_cfa_offset -4
+	pop	eax
+	cfi_adjust_cfa_offset -4
+	ret
+.end:
+	cfi_endproc
+
+tl_syscall_off_regs:
+	cfi_startproc
+	push	ecx
+	cfi_adjust_cfa_offset 4
+	push	edx
+	cfi_adjust_cfa_offset 4
+	push	ebp
+	cfi_adjust_cfa_offset 4
+	cfi_offset DW_EBP, -cfi_cfa
+	mov	ebp, esp
+	cfi_def_cfa DW_EBP, 16
+	and	esp, -16
+	sub	esp, 12
+	push	eax				; the area's offset
+	call	tl_syscall_off_tls
+	mov	esp, ebp
+	cfi_def_cfa CFI_SP, 16
+	pop	ebp
+	cfi_adjust_cfa_offset -4
+	cfi_restore DW_EBP
+	pop	edx
+	cfi_adjust_cfa_offset -4
+	pop	ecx
+	cfi_adjust_cfa_offset -4
 	ret
 .end:
 	cfi_endproc

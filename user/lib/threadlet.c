@@ -49,16 +49,24 @@ _Static_assert(offsetof(struct tl_top, head) == 24, "TOP_HEAD");
 _Static_assert(sizeof(struct tl_top) == 32, "TOP_SIZE");
 #elif defined(__i386__)
 struct tl_head_frame {
-	uint32_t mxcsr;
-	uint16_t fcw;
-	uint16_t pad;
 	uint32_t edi, esi, ebx, ebp;
 	uint32_t ret;
 	uint32_t args[4];
 };
-_Static_assert(offsetof(struct tl_head_frame, mxcsr) == 0, "FRAME_MXCSR");
-_Static_assert(offsetof(struct tl_head_frame, fcw) == 4, "FRAME_FCW");
-_Static_assert(offsetof(struct tl_head_frame, args) == 28, "FRAME_ARGS");
+
+struct tl_top {
+	uint32_t arg, data, fn;
+	uint32_t pad[3];
+	uint32_t mxcsr;
+	uint16_t fcw;
+	uint16_t pad2;
+};
+_Static_assert(offsetof(struct tl_head_frame, args) == 20, "FRAME_ARGS");
+_Static_assert(offsetof(struct tl_top, data) == 4, "TOP_DATA");
+_Static_assert(offsetof(struct tl_top, fn) == 8, "TOP_FN");
+_Static_assert(offsetof(struct tl_top, mxcsr) == 24, "TOP_MXCSR");
+_Static_assert(offsetof(struct tl_top, fcw) == 28, "TOP_FCW");
+_Static_assert(sizeof(struct tl_top) == 32, "TOP_SIZE");
 #else
 #error "libthreadlet supports x86-64 and i386"
 #endif
@@ -94,14 +102,22 @@ struct tl_pool {
 
 /*
  * Set once, by tl_init(): the vDSO's functions or the syscall forms.
- * __threadlet_off_tls is exported for the inline complete_threadlet_fn().
+ * __threadlet_off_tls is exported for the inline complete_threadlet_fn()
+ * (on i386, for programs built before it used __threadlet_off_tls_regs).
+ * On i386 the trampoline and complete_threadlet_fn() call the vDSO's
+ * forms with register arguments (switch_i386.asm), or the syscall forms
+ * behind the same registers.
  */
 tl_on_fn tl_on;
 __threadlet_off_tls_fn __threadlet_off_tls;
+#ifdef __i386__
+void *tl_on_regs;
+__threadlet_regs_fn __threadlet_off_tls_regs;
+#endif
 static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
 
-static long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
-			  unsigned long sp, void *ahu)
+long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
+		   unsigned long sp, void *ahu)
 {
 	TL_KEEP_ERRNO;
 
@@ -110,7 +126,7 @@ static long tl_syscall_on(struct threadlet_area *area, unsigned long ip,
 }
 
 /* The kernel finds the caller's area itself: no stale pointer either. */
-static long tl_syscall_off_tls(long tls_offset)
+long tl_syscall_off_tls(long tls_offset)
 {
 	TL_KEEP_ERRNO;
 
@@ -140,15 +156,30 @@ static void tl_init(void)
 	if (!force || strcmp(force, "1")) {
 		void *on = threadlet_vdso_sym("__vdso_threadlet_on");
 		void *off = threadlet_vdso_sym("__vdso_threadlet_off_tls");
+#ifdef __i386__
+		void *on_regs = threadlet_vdso_sym("__vdso_threadlet_on_regs");
+		void *off_regs = threadlet_vdso_sym("__vdso_threadlet_off_tls_regs");
 
-		if (!threadlet_ptr_err(on) && !threadlet_ptr_err(off)) {
+		if (threadlet_ptr_err(on_regs) || threadlet_ptr_err(off_regs))
+			on = NULL;	/* an older vDSO: all four or none */
+#endif
+
+		if (on && !threadlet_ptr_err(on) && !threadlet_ptr_err(off)) {
 			tl_on = (tl_on_fn)on;
 			__threadlet_off_tls = (__threadlet_off_tls_fn)off;
+#ifdef __i386__
+			tl_on_regs = on_regs;
+			__threadlet_off_tls_regs = (__threadlet_regs_fn)off_regs;
+#endif
 		}
 	}
 	if (!tl_on || !__threadlet_off_tls) {
 		tl_on = tl_syscall_on;
 		__threadlet_off_tls = tl_syscall_off_tls;
+#ifdef __i386__
+		tl_on_regs = (void *)tl_syscall_on_regs;
+		__threadlet_off_tls_regs = tl_syscall_off_regs;
+#endif
 		return;
 	}
 	/*
@@ -157,6 +188,10 @@ static void tl_init(void)
 	 */
 	(void)*(volatile const char *)tl_on;
 	(void)*(volatile const char *)__threadlet_off_tls;
+#ifdef __i386__
+	(void)*(volatile const char *)tl_on_regs;
+	(void)*(volatile const char *)__threadlet_off_tls_regs;
+#endif
 }
 
 int threadlet_uses_vdso(void)
@@ -173,6 +208,16 @@ static int tl_register(void)
 	pthread_once(&tl_once, tl_init);
 	if (!(__threadlet_area.lib_flags & TL_LIB_UNREGISTERED))
 		return 0;
+#ifdef __i386__
+	/*
+	 * The vDSO's __vdso_threadlet_on_regs stores the low halves of these
+	 * only: their high halves must be 0, as every write of this library
+	 * leaves them (and the TLS image starts them).
+	 */
+	__threadlet_area.head_ip = 0;
+	__threadlet_area.head_sp = 0;
+	__threadlet_area.ahu = 0;
+#endif
 	if (syscall(__NR_threadlet_register, &__threadlet_area, sizeof(__threadlet_area), 0))
 		return -errno;
 	__threadlet_area.lib_flags &= ~TL_LIB_UNREGISTERED;
