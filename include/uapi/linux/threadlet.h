@@ -98,6 +98,7 @@ enum threadlet_fallback {
 	__THREADLET_FALLBACKS(__THREADLET_FB_ENUM)
 	THREADLET_FB_NR,
 };
+
 #undef __THREADLET_FB_ENUM
 
 /*
