@@ -20,8 +20,8 @@ bad=0
 err() { echo "fallback-check: $*"; bad=1; }
 
 # The values of the first release (ABI): the list must start with these.
-released="NO_SPARE NO_HEAD PTRACE RT PI COMPAT SIGNALS CREDS ARCH BAD_FRAME
-EXITING FS FILES NAMESPACES SCHED TASK PARKED"
+released=(NO_SPARE NO_HEAD PTRACE RT PI COMPAT SIGNALS CREDS ARCH BAD_FRAME
+	EXITING FS FILES NAMESPACES SCHED TASK PARKED)
 
 # One line per reason, "NAME<TAB>name<TAB>description", from the header
 # through the preprocessor (so it sees what the compiler sees).
@@ -35,7 +35,7 @@ NAMES=$(cut -f1 <<< "$list")
 
 while IFS=$'\t' read -r N s d; do
 	[[ "$N" =~ ^[A-Z][A-Z0-9_]*$ ]] || { err "header: malformed entry: $N"; continue; }
-	lc=$(tr 'A-Z' 'a-z' <<< "$N")
+	lc=$(tr '[:upper:]' '[:lower:]' <<< "$N")
 	[ "$s" = "$lc" ] || err "header: THREADLET_FB_$N is named \"$s\", not \"$lc\""
 	[ -n "$d" ] || err "header: THREADLET_FB_$N has no description"
 done <<< "$list"
@@ -43,9 +43,9 @@ dups=$(sort <<< "$NAMES" | uniq -d)
 [ -z "$dups" ] || err "header: listed twice: $dups"
 dups=$(cut -f2 <<< "$list" | sort | uniq -d)
 [ -z "$dups" ] || err "header: name used twice: $dups"
-got=$(head -n "$(wc -w <<< "$released")" <<< "$NAMES" | tr '\n' ' ')
-[ "$got" = "$(echo $released) " ] ||
-	err "header: the released reasons changed value: the list must start with $(echo $released), not $got"
+got=$(head -n ${#released[@]} <<< "$NAMES" | tr '\n' ' ')
+[ "$got" = "${released[*]} " ] ||
+	err "header: the released reasons changed value: the list must start with ${released[*]}, not $got"
 
 # same <what> <names, one a line>: the names equal the header's, in order.
 same() {
@@ -66,7 +66,7 @@ man=$(sed -n '/^\.SS Fallbacks$/,/^\.S[SH] /p' man/man7/threadlets.7 |
 same "threadlets(7)'s Fallbacks" "$man"
 
 # Every reason named anywhere else exists.
-known=$(printf '%s\n' $NAMES NONE NR)
+known=$(printf '%s\n' "$NAMES" NONE NR)
 while IFS=: read -r f n; do
 	grep -qx "$n" <<< "$known" || err "$f names THREADLET_FB_$n, which is no reason"
 done < <(grep -rEo '\b(THREADLET_)?FB_[A-Z0-9_]+' README.md docs man Documentation \
