@@ -11,6 +11,8 @@
 #   make install | uninstall   libthreadlet, headers, .pc, man pages
 #              (DESTDIR, PREFIX=/usr/local, LIBDIR, INCLUDEDIR, UAPI_INCLUDEDIR, MANDIR)
 #   make man-lint   groff -ww and mandoc -Tlint on every man page
+#   make fallback-check   docs and man pages list the uapi header's
+#                fallback reasons (scripts/fallback-check.sh)
 #   make install-check   install into a temporary DESTDIR, build against it
 #   make series  the kernel side as a git format-patch series against the
 #                pinned upstream, in build/series/patches (scripts/mkseries.sh)
@@ -48,7 +50,7 @@ EXAMPLES := $(patsubst user/examples/%.c,$(TBIN)/%,$(wildcard user/examples/*.c)
 OVERLAY  := $(shell find arch include kernel Documentation -type f 2>/dev/null)
 PATCHES  := patches/series $(wildcard patches/*.patch)
 
-.PHONY: install uninstall man-lint install-check deb deb-check series series-check
+.PHONY: install uninstall man-lint fallback-check install-check deb deb-check series series-check
 .PHONY: all deps kernel kernel-debug kernel-i386 image-i386 prepare user user32 tests image run check check-debug test shell clean distclean
 .DEFAULT_GOAL := all
 
@@ -201,6 +203,9 @@ uninstall:
 
 man-lint: deps
 	@scripts/man-lint.sh
+
+fallback-check:
+	@scripts/fallback-check.sh
 
 # Installs into a temporary DESTDIR and builds programs against it with
 # pkg-config, shared and static; they stay in build/install-check/.

@@ -93,6 +93,10 @@ count "checkpatch.pl is clean on our kernel files and patches" $?
 # the programs stay in build/install-check/).
 "$HERE/../scripts/man-lint.sh" > "$B/logs/man-lint.log" 2>&1
 count "man pages lint clean (groff -ww, mandoc -Tlint, man -l)" $?
+# The fallback reasons: the uapi header's list is well formed and keeps
+# the released values; docs/threadlets.md and threadlets(7) list it.
+"$HERE/../scripts/fallback-check.sh" > "$B/logs/fallback-check.log" 2>&1
+count "fallback reasons: docs and man pages list the uapi header's" $?
 count_lines "$HERE/install-check.sh"
 
 # 6. make deb: the packages, lintian, dpkg -i into a scratch root, a

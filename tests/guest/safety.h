@@ -42,22 +42,7 @@
 
 typedef unsigned long long u64;
 
-/*
- * Fallback reasons and limits that the fixes add to the uapi header.
- * Enumerators are not macros: when the header has them, these macros
- * shadow them with the same values (the order is part of the ABI).
- */
-#ifndef THREADLET_FB_FS
-#define THREADLET_FB_FS		12	/* fs_struct differs */
-#define THREADLET_FB_FILES	13	/* files_struct differs */
-#define THREADLET_FB_NAMESPACES	14	/* nsproxy differs */
-#define THREADLET_FB_SCHED	15	/* nice, affinity or ioprio differ */
-#define THREADLET_FB_TASK	16	/* personality differs */
-#define THREADLET_FB_PARKED	17	/* a parked thread's area was armed */
-#endif
-_Static_assert(THREADLET_FB_NR == THREADLET_FB_EXITING + 1 ||
-	       THREADLET_FB_NR == THREADLET_FB_PARKED + 1,
-	       "enum threadlet_fallback: unexpected additions");
+/* A limit of the uapi header, for headers older than it. */
 #ifndef ASYNC_MAX_HEADS
 #define ASYNC_MAX_HEADS		256	/* async heads per process */
 #endif

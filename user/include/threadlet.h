@@ -285,6 +285,14 @@ struct threadlet_stats {
 };
 /* Counters of the calling thread's threadlet area (its identity). */
 void threadlet_stats(struct threadlet_stats *st);
+/*
+ * The name of fallback reason @reason (enum threadlet_fallback, such as
+ * last_fallback): "none" for THREADLET_FB_NONE, else the name the
+ * threadlet:threadlet_fallback tracepoint prints ("no_spare", ...). An
+ * error value (threadlet_ptr_err(): -EINVAL) for a number that is not a
+ * reason this library knows (one a newer kernel added).
+ */
+const char *threadlet_fallback_name(unsigned int reason);
 /* Number of threads parked on @ahu right now, or -errno. */
 long async_head_parked(struct async_head_user *ahu);
 /* 1 if threadlet_on/off go through the vDSO, 0 if through system calls. */

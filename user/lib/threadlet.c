@@ -240,6 +240,21 @@ void threadlet_stats(struct threadlet_stats *st)
 	st->last_fallback = __threadlet_area.last_fallback;
 }
 
+/* The uapi header's list of reasons, the same names as the tracepoint's. */
+#define TL_FB_NAME(name, str, desc)	[THREADLET_FB_##name] = str,
+static const char *const tl_fallback_names[THREADLET_FB_NR] = {
+	[THREADLET_FB_NONE] = "none",
+	__THREADLET_FALLBACKS(TL_FB_NAME)
+};
+#undef TL_FB_NAME
+
+const char *threadlet_fallback_name(unsigned int reason)
+{
+	if (reason >= THREADLET_FB_NR)
+		return (const char *)(long)-EINVAL;
+	return tl_fallback_names[reason];
+}
+
 /* ---- stacks ---------------------------------------------------------- */
 
 /*

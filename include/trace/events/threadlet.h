@@ -7,6 +7,7 @@
 
 #include <linux/sched.h>
 #include <linux/tracepoint.h>
+#include <uapi/linux/threadlet.h>
 
 /*
  * What the threadlet core did, for perf stat -e 'threadlet:*'. Task fields
@@ -50,6 +51,19 @@ TRACE_EVENT(threadlet_handoff,
 		  __entry->sleeper_tid)
 );
 
+/*
+ * The reasons' names come from the uapi list. TRACE_DEFINE_ENUM puts their
+ * values in the format file, for perf and trace-cmd.
+ */
+#undef __THREADLET_FB_DEFINE_ENUM
+#undef __THREADLET_FB_SYMBOL
+#define __THREADLET_FB_DEFINE_ENUM(name, str, desc) \
+	TRACE_DEFINE_ENUM(THREADLET_FB_##name);
+#define __THREADLET_FB_SYMBOL(name, str, desc) { THREADLET_FB_##name, str },
+
+TRACE_DEFINE_ENUM(THREADLET_FB_NONE);
+__THREADLET_FALLBACKS(__THREADLET_FB_DEFINE_ENUM)
+
 TRACE_EVENT(threadlet_fallback,
 	TP_PROTO(struct task_struct *tsk, int reason),
 	TP_ARGS(tsk, reason),
@@ -63,12 +77,8 @@ TRACE_EVENT(threadlet_fallback,
 	),
 	TP_printk("tid=%d reason=%s", __entry->tid,
 		  __print_symbolic(__entry->reason,
-			{ 1, "no_spare" }, { 2, "no_head" }, { 3, "ptrace" },
-			{ 4, "rt" }, { 5, "pi" }, { 6, "compat" },
-			{ 7, "signals" }, { 8, "creds" }, { 9, "arch" },
-			{ 10, "bad_frame" }, { 11, "exiting" }, { 12, "fs" },
-			{ 13, "files" }, { 14, "namespaces" }, { 15, "sched" },
-			{ 16, "task" }, { 17, "parked" }))
+			__THREADLET_FALLBACKS(__THREADLET_FB_SYMBOL)
+			{ THREADLET_FB_NONE, "none" }))
 );
 
 TRACE_EVENT(threadlet_post,

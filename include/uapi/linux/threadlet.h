@@ -63,30 +63,43 @@ struct threadlet_area {
 #define THREADLET_UNREGISTER	(1U << 0)
 
 /*
- * Why a sleeping threadlet did not hand off its head (last_fallback). The
+ * Why a sleeping threadlet did not hand off its head (last_fallback):
+ * X(NAME, "name", "what it covers") for each THREADLET_FB_<NAME>, in the
+ * order of their values (the ABI: a new reason goes at the end). This list
+ * is the only one: the enum below, the threadlet_fallback tracepoint's names
+ * and libthreadlet's threadlet_fallback_name() are made from it, and
+ * scripts/fallback-check.sh checks the docs and man pages against it. The
  * full list of what each reason covers is in docs/threadlets.md.
+ * (__THREADLET_FB_LIST() only makes the list one expression to checkpatch.pl.)
  */
+#define __THREADLET_FALLBACKS(X) __THREADLET_FB_LIST(			\
+	X(NO_SPARE,	"no_spare",	"no parked cache-miss thread")	\
+	X(NO_HEAD,	"no_head",	"ahu is not a registered async head") \
+	X(PTRACE,	"ptrace",	"head or spare is ptraced")	\
+	X(RT,		"rt",		"RT/deadline scheduling policy") \
+	X(PI,		"pi",		"owns or waits on a PI futex/rt_mutex") \
+	X(COMPAT,	"compat",	"head, spare differ: 32/64-bit") \
+	X(SIGNALS,	"signals",	"a signal wait, or a temporary signal mask") \
+	X(CREDS,	"creds",	"creds, seccomp, no_new_privs, audit ids") \
+	X(ARCH,		"arch",		"TLS selectors, I/O bitmap, PKRU, ...") \
+	X(BAD_FRAME,	"bad_frame",	"head_ip/head_sp not user addresses") \
+	X(EXITING,	"exiting",	"exit, exec or a group stop under way") \
+	X(FS,		"fs",		"head and spare differ in root, cwd, umask") \
+	X(FILES,	"files",	"... in their file descriptor table") \
+	X(NAMESPACES,	"namespaces",	"... in namespaces or cgroup")	\
+	X(SCHED,	"sched",	"... in policy, nice, affinity, ioprio") \
+	X(TASK,		"task",		"... prctl flags, CPU timers, rseq cs, ...") \
+	X(PARKED,	"parked",	"a parked cache-miss thread's own sleep"))
+#define __THREADLET_FB_LIST(...)	__VA_ARGS__
+
+#define __THREADLET_FB_ENUM(name, str, desc)	THREADLET_FB_##name,
 enum threadlet_fallback {
 	THREADLET_FB_NONE = 0,
-	THREADLET_FB_NO_SPARE,		/* no parked cache-miss thread */
-	THREADLET_FB_NO_HEAD,		/* ahu is not a registered async head */
-	THREADLET_FB_PTRACE,		/* head or spare is ptraced */
-	THREADLET_FB_RT,		/* RT/deadline scheduling policy */
-	THREADLET_FB_PI,		/* owns or waits on a PI futex/rt_mutex */
-	THREADLET_FB_COMPAT,		/* head, spare differ: 32/64-bit */
-	THREADLET_FB_SIGNALS,		/* a signal wait, or a temporary signal mask */
-	THREADLET_FB_CREDS,		/* creds, seccomp, no_new_privs, audit ids */
-	THREADLET_FB_ARCH,		/* TLS selectors, I/O bitmap, PKRU, ... */
-	THREADLET_FB_BAD_FRAME,		/* head_ip/head_sp not user addresses */
-	THREADLET_FB_EXITING,		/* exit, exec or a group stop under way */
-	THREADLET_FB_FS,		/* head and spare differ in root, cwd, umask */
-	THREADLET_FB_FILES,		/* ... in their file descriptor table */
-	THREADLET_FB_NAMESPACES,	/* ... in namespaces or cgroup */
-	THREADLET_FB_SCHED,		/* ... in policy, nice, affinity, ioprio */
-	THREADLET_FB_TASK,		/* ... prctl flags, CPU timers, rseq cs, ... */
-	THREADLET_FB_PARKED,		/* a parked cache-miss thread's own sleep */
+	__THREADLET_FALLBACKS(__THREADLET_FB_ENUM)
 	THREADLET_FB_NR,
 };
+
+#undef __THREADLET_FB_ENUM
 
 /*
  * The async head: one completion ring and one pool of parked cache-miss
