@@ -20,7 +20,8 @@ HANDOFF = [
     "hook: threadlet_check_identity() (docs/task-state.md's compared rows)",
     "hook: threadlet_swap_identity() (siglock; TIDs, signals, pointers, LSM)",
     "hook: arch_threadlet_swap_tls()",
-    "hook: wake_up_process_sync(spare)",
+    "hook: wake_up_process_sync(spare); none for a spare that slept on "
+    "this CPU: __schedule() enqueues it",
     "rest of __schedule(): the head dequeued, the spare picked, the "
     "context switch, the spare back from schedule()",
     "spare: recalc_sigpending() under siglock",
@@ -41,7 +42,8 @@ SPLIT = [
     "return, the rest of sched_submit_work(); futex: the waker's return to "
     "user space and its FUTEX_WAIT, or its preemption on the way out)",
     "rq_lock(), update_rq_clock()",
-    "the sleeper's dequeue: deactivate_task() (none if it was preempted)",
+    "the sleeper's dequeue: deactivate_task() (none if it was preempted); "
+    "for a direct hand-off also the spare's enqueue",
     "pick_next_task()",
     "bookkeeping up to context_switch() (the sched_switch tracepoint)",
     "context_switch(): switch_mm, switch_to, finish_task_switch(), up to "
@@ -139,6 +141,9 @@ def main():
                 cols.append((t, rows))
         rows = [[int(v) for v in vals.split()] + [int(bad)] for vals, bad in
                 re.findall(ftag + r" ([\d ]+) invalid (\d+)", log)]
+        # A direct hand-off has no try_to_wake_up(): no valid iteration.
+        cols = [(t, [r for r in rs if r[-1] < 1000]) for t, rs in cols]
+        cols = [(t, rs) for t, rs in cols if rs]
         if rows:
             cols.append(("futex wake", rows))
         if cols:
