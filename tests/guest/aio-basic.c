@@ -355,8 +355,14 @@ static void test_large_offset(void)
 	      "and the offset 4 GiB lower is still a hole");
 	memset(got, 0, BLK);
 	prep64(&r, fd, got, BLK, BIG_OFF);
-	tl_ok(aio_read64(&r) == 0 && wait_one64(&r) == 0 && aio_return64(&r) == BLK &&
-	      !memcmp(got, big, BLK), "aio_read64 at 5 GiB reads it back");
+	{
+		int sub = aio_read64(&r), e = wait_one64(&r);
+		ssize_t n = aio_return64(&r);
+
+		tl_ok(sub == 0 && e == 0 && n == BLK && !memcmp(got, big, BLK),
+		      "aio_read64 at 5 GiB reads it back (%d %d %zd '%c')", sub, e, n,
+		      got[0] ? got[0] : '0');
+	}
 	memset(got, 0, BLK);
 	prep64(&r, fd, got, BLK, BIG_OFF);
 	r.aio_lio_opcode = LIO_READ;

@@ -380,10 +380,11 @@ enum fd_kind { FD_BAD = -1, FD_PARALLEL, FD_ORDERED, FD_STREAM };
  */
 static enum fd_kind fd_kind(int fd, int op)
 {
-	struct stat st;
+	/* stat64: an i386 fstat() fails with EOVERFLOW on a file over 2 GiB */
+	struct stat64 st;
 	int fl = fcntl(fd, F_GETFL);
 
-	if (fl < 0 || fstat(fd, &st))
+	if (fl < 0 || fstat64(fd, &st))
 		return FD_BAD;
 	if (op == LIO_READ && (fl & O_ACCMODE) == O_WRONLY)
 		return FD_BAD;
