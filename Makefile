@@ -152,6 +152,13 @@ $(TBIN)/aio-%: tests/guest/aio-%.c $(GUEST_H) $(LIBAIO) $(LIBTL) | deps
 	@mkdir -p $(TBIN)
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBAIO) $(LIBTL) -lm
 
+# The same for i386, from the same sources: aio-NAME-m32.
+LIBAIO32 := $(B)/user32/libthreadlet-aio.a
+$(LIBAIO32): user32
+$(TBIN)/aio-%-m32: tests/guest/aio-%.c $(GUEST_H) $(LIBAIO32) $(LIBTL32) | deps
+	@mkdir -p $(TBIN)
+	$(CC) -m32 $(TCFLAGS) -static -o $@ $< $(LIBAIO32) $(LIBTL32) -lm
+
 $(TBIN)/%: tests/guest32/%.c $(GUEST_H) $(LIBTL32) | deps
 	@mkdir -p $(TBIN)
 	$(CC) -m32 $(TCFLAGS) -Itests/guest -static -o $@ $< $(LIBTL32) -lm

@@ -38,6 +38,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +61,9 @@ struct fdq;
 
 struct req {
 	struct syslet_uatom atom;
-	unsigned long long args[4];
+	unsigned long long args[5];
 	long long ret;
-	struct aiocb *cb;		/* also aiocb64: the same layout */
+	struct aiocb *cb;		/* or an aiocb64: see aiocb_offset() */
 	int exclusive;			/* runs alone on its descriptor */
 	enum req_state state;
 	int error;			/* EINPROGRESS until done */
@@ -379,10 +380,11 @@ enum fd_kind { FD_BAD = -1, FD_PARALLEL, FD_ORDERED, FD_STREAM };
  */
 static enum fd_kind fd_kind(int fd, int op)
 {
-	struct stat st;
+	/* stat64: an i386 fstat() fails with EOVERFLOW on a file over 2 GiB */
+	struct stat64 st;
 	int fl = fcntl(fd, F_GETFL);
 
-	if (fl < 0 || fstat(fd, &st))
+	if (fl < 0 || fstat64(fd, &st))
 		return FD_BAD;
 	if (op == LIO_READ && (fl & O_ACCMODE) == O_WRONLY)
 		return FD_BAD;
@@ -418,8 +420,22 @@ static struct fdq *fdq_get(int fd)
  * (a bad aio_lio_opcode). Returns 0 or an errno for the caller to report;
  * a bad descriptor, offset, priority or opcode is the request's status.
  */
-static int submit(struct aiocb *cb, int op, struct lio_group *group)
+/*
+ * The offset of @cb. On x86-64 aiocb and aiocb64 are one layout. On i386
+ * (without _FILE_OFFSET_BITS=64) aiocb has a 32-bit off_t aio_offset and
+ * padding where aiocb64 has a 64-bit one: a plain aiocb's offset is the
+ * 32-bit one, sign-extended (a negative one is EINVAL), the padding ignored.
+ */
+static long long aiocb_offset(const struct aiocb *cb, int is64)
 {
+	if (is64)
+		return ((const struct aiocb64 *)cb)->aio_offset;
+	return cb->aio_offset;
+}
+
+static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
+{
+	long long off = aiocb_offset(cb, is64);
 	struct req *r, **slot;
 	enum fd_kind kind = FD_BAD;
 	int nr = 0, nargs = 0, wait = 0, err = 0;
@@ -442,14 +458,15 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group)
 		kind = fd_kind(cb->aio_fildes, op);
 		if (kind == FD_BAD)
 			err = EBADF;
-		else if (cb->aio_offset < 0 || (ssize_t)cb->aio_nbytes < 0)
+		else if (off < 0 || (ssize_t)cb->aio_nbytes < 0)
 			err = EINVAL;
 		if (kind == FD_STREAM) {
 			nr = op == LIO_READ ? SYS_read : SYS_write;
 			nargs = 3;
 		} else {
 			nr = op == LIO_READ ? SYS_pread64 : SYS_pwrite64;
-			nargs = 4;
+			/* i386's take the offset as two words, low then high */
+			nargs = sizeof(long) == 4 ? 5 : 4;
 		}
 	} else if (op == O_SYNC || op == O_DSYNC) {
 		kind = fd_kind(cb->aio_fildes, LIO_NOP);
@@ -470,7 +487,12 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group)
 	r->args[0] = (uint64_t)cb->aio_fildes;
 	r->args[1] = (uint64_t)(uintptr_t)cb->aio_buf;
 	r->args[2] = cb->aio_nbytes;
-	r->args[3] = (uint64_t)cb->aio_offset;
+	if (sizeof(long) == 4) {
+		r->args[3] = (uint32_t)(uint64_t)off;
+		r->args[4] = (uint32_t)((uint64_t)off >> 32);
+	} else {
+		r->args[3] = (uint64_t)off;
+	}
 	/*
 	 * A large transfer and a sync go async at once: copying the one
 	 * takes long even from the page cache, the other waits for the
@@ -483,7 +505,7 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group)
 					cb->aio_nbytes >= TL_AIO_ASYNC_BYTES ?
 					SYSLET_ASYNC : 0, &r->ret, NULL, nargs,
 					&r->args[0], &r->args[1], &r->args[2],
-					&r->args[3]);
+					&r->args[3], &r->args[4]);
 
 	pthread_mutex_lock(&aio_lock);
 	slot = table_slot(cb);
@@ -538,9 +560,9 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group)
 	return 0;
 }
 
-static int submit_errno(struct aiocb *cb, int op)
+static int submit_errno(struct aiocb *cb, int op, int is64)
 {
-	int err = submit(cb, op, NULL);
+	int err = submit(cb, op, NULL, is64);
 
 	if (err) {
 		errno = err;
@@ -551,12 +573,12 @@ static int submit_errno(struct aiocb *cb, int op)
 
 int aio_read(struct aiocb *cb)
 {
-	return submit_errno(cb, LIO_READ);
+	return submit_errno(cb, LIO_READ, 0);
 }
 
 int aio_write(struct aiocb *cb)
 {
-	return submit_errno(cb, LIO_WRITE);
+	return submit_errno(cb, LIO_WRITE, 0);
 }
 
 int aio_fsync(int op, struct aiocb *cb)
@@ -565,7 +587,7 @@ int aio_fsync(int op, struct aiocb *cb)
 		errno = EINVAL;
 		return -1;
 	}
-	return submit_errno(cb, op);
+	return submit_errno(cb, op, 0);
 }
 
 /* ---- status --------------------------------------------------------------- */
@@ -739,7 +761,8 @@ restart:
 
 /* ---- lio_listio -------------------------------------------------------------- */
 
-int lio_listio(int mode, struct aiocb *const list[], int n, struct sigevent *sev)
+static int listio(int mode, struct aiocb *const list[], int n,
+		  struct sigevent *sev, int is64)
 {
 	struct lio_group *group = NULL;
 	int failed = 0, err;
@@ -770,7 +793,7 @@ int lio_listio(int mode, struct aiocb *const list[], int n, struct sigevent *sev
 		}
 		err = submit(cb, cb->aio_lio_opcode == LIO_READ ||
 				 cb->aio_lio_opcode == LIO_WRITE ? cb->aio_lio_opcode : -1,
-			     group);
+			     group, is64);
 		if (err) {
 			cb->__error_code = err;
 			cb->__return_value = -1;
@@ -815,17 +838,55 @@ int lio_listio(int mode, struct aiocb *const list[], int n, struct sigevent *sev
 	return 0;
 }
 
-/* ---- the *64 names (fio calls only these); aiocb64 has aiocb's layout ------- */
+int lio_listio(int mode, struct aiocb *const list[], int n, struct sigevent *sev)
+{
+	return listio(mode, list, n, sev, 0);
+}
 
-_Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "aiocb64");
+/*
+ * ---- the *64 names (fio calls only these) ----------------------------------
+ * aiocb64 has aiocb's size and layout but for aio_offset on i386 (32 bits
+ * and padding in aiocb, 64 bits in aiocb64, at the same place): there the
+ * names that read the offset are functions of their own, the others
+ * aliases. On x86-64 all are aliases.
+ */
+_Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "aiocb64 size");
+_Static_assert(offsetof(struct aiocb, aio_offset) ==
+	       offsetof(struct aiocb64, aio_offset), "aiocb64 offset");
+_Static_assert(offsetof(struct aiocb, aio_sigevent) ==
+	       offsetof(struct aiocb64, aio_sigevent), "aiocb64 sigevent");
+_Static_assert(offsetof(struct aiocb, __error_code) ==
+	       offsetof(struct aiocb64, __error_code), "aiocb64 status");
+_Static_assert(sizeof(long) == 8 ||
+	       sizeof(((struct aiocb *)0)->aio_offset) == 4, "i386 off_t");
 
+#if __SIZEOF_LONG__ == 8
+_Static_assert(sizeof(((struct aiocb *)0)->aio_offset) == 8, "x86-64 off_t");
 int aio_read64(struct aiocb64 *cb) __attribute__((alias("aio_read")));
 int aio_write64(struct aiocb64 *cb) __attribute__((alias("aio_write")));
+int lio_listio64(int mode, struct aiocb64 *const list[], int n,
+		 struct sigevent *sev) __attribute__((alias("lio_listio")));
+#else
+int aio_read64(struct aiocb64 *cb)
+{
+	return submit_errno((struct aiocb *)cb, LIO_READ, 1);
+}
+
+int aio_write64(struct aiocb64 *cb)
+{
+	return submit_errno((struct aiocb *)cb, LIO_WRITE, 1);
+}
+
+int lio_listio64(int mode, struct aiocb64 *const list[], int n,
+		 struct sigevent *sev)
+{
+	return listio(mode, (struct aiocb *const *)list, n, sev, 1);
+}
+#endif
+/* No offset read: the same code for both layouts. */
 int aio_fsync64(int op, struct aiocb64 *cb) __attribute__((alias("aio_fsync")));
 int aio_error64(const struct aiocb64 *cb) __attribute__((alias("aio_error")));
 ssize_t aio_return64(struct aiocb64 *cb) __attribute__((alias("aio_return")));
 int aio_suspend64(const struct aiocb64 *const list[], int n,
 		  const struct timespec *timeout) __attribute__((alias("aio_suspend")));
 int aio_cancel64(int fd, struct aiocb64 *cb) __attribute__((alias("aio_cancel")));
-int lio_listio64(int mode, struct aiocb64 *const list[], int n,
-		 struct sigevent *sev) __attribute__((alias("lio_listio")));
