@@ -22,8 +22,9 @@ HANDOFF = [
     "hook: arch_threadlet_swap_tls()",
     "hook: wake_up_process_sync(spare); none for a spare that slept on "
     "this CPU: __schedule() enqueues it",
-    "rest of __schedule(): the head dequeued, the spare picked, the "
-    "context switch, the spare back from schedule()",
+    "rest of __schedule(): the spare in the head's place (or the head "
+    "dequeued, the spare enqueued and picked), the context switch, the "
+    "spare back from schedule()",
     "spare: recalc_sigpending() under siglock",
     "spare: arch_threadlet_resume() (TLS bases, SYSRET frame)",
 ]
@@ -43,8 +44,9 @@ SPLIT = [
     "user space and its FUTEX_WAIT, or its preemption on the way out)",
     "rq_lock(), update_rq_clock()",
     "the sleeper's dequeue: deactivate_task() (none if it was preempted); "
-    "for a direct hand-off also the spare's enqueue",
-    "pick_next_task()",
+    "for a direct hand-off the spare taking the head's place, "
+    "threadlet_switch_fair()",
+    "pick_next_task() (none after threadlet_switch_fair())",
     "bookkeeping up to context_switch() (the sched_switch tracepoint)",
     "context_switch(): switch_mm, switch_to, finish_task_switch(), up to "
     "the woken task's return from it",

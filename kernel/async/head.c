@@ -322,6 +322,40 @@ static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
 }
 
 /*
+ * Wakes whoever waits on @head after a post. A completer that parks right
+ * after (@next not NULL) takes a lone waiter that last ran on this CPU,
+ * usually the head in async_wait(), as its successor instead: *@next is
+ * that task, referenced and off the queue, for async_park() to hand the
+ * CPU to as it sleeps (threadlet_next, see __schedule()). Taking the
+ * entry off is what autoremove_wake_function() does when it wakes; the
+ * task is woken later, when the completer sleeps or by schedule() if it
+ * does not, and rechecks its condition then as after any wake-up.
+ */
+static void async_wake(struct async_head *head, struct task_struct **next)
+{
+	struct wait_queue_entry *w;
+	unsigned long flags;
+
+	if (next) {
+		spin_lock_irqsave(&head->wait.lock, flags);
+		w = list_first_entry_or_null(&head->wait.head,
+					     struct wait_queue_entry, entry);
+		if (w && list_is_singular(&head->wait.head) &&
+		    w->func == autoremove_wake_function &&
+		    task_cpu(w->private) == raw_smp_processor_id()) {
+			*next = w->private;
+			get_task_struct(*next);
+			list_del_init_careful(&w->entry);
+		}
+		spin_unlock_irqrestore(&head->wait.lock, flags);
+		if (*next)
+			return;
+	}
+	/* The completer parks next: a waiting head may run on this CPU. */
+	__wake_up_sync(&head->wait, TASK_NORMAL);
+}
+
+/*
  * async_post - append @event to @head's completion ring. Runs in process
  * context in the completing thread, in @head's mm; may fault. post_lock
  * orders completers, so each event takes exactly one slot. @wait: wait for
@@ -329,9 +363,11 @@ static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
  * (a full ring must not keep a thread from its signals: glibc's setuid()
  * waits for every thread to take one). Without @wait, as in an exiting
  * thread, which no signal stops (its SIGKILL is already taken), a busy
- * post_lock or a full slot is -EAGAIN at once.
+ * post_lock or a full slot is -EAGAIN at once. @next: see async_wake();
+ * set only if the post succeeded.
  */
-int async_post(struct async_head *head, u64 event, bool wait)
+int async_post(struct async_head *head, u64 event, bool wait,
+	       struct task_struct **next)
 {
 	struct async_head_user __user *ahu = (void __user *)head->uaddr;
 	u64 __user *slot;
@@ -379,12 +415,8 @@ int async_post(struct async_head *head, u64 event, bool wait)
 	if (!ret)
 		trace_threadlet_post(current, event, head->kidx);
 	mutex_unlock(&head->post_lock);
-	/*
-	 * Every caller parks right after posting, so a waiting head may as
-	 * well run on this CPU: a sync wakeup.
-	 */
 	if (!ret)
-		__wake_up_sync(&head->wait, TASK_NORMAL);
+		async_wake(head, next);
 	return ret;
 }
 
@@ -400,7 +432,7 @@ int async_post_held(struct threadlet_reg *reg, bool wait)
 
 	if (!head)
 		return 0;
-	if (async_post(head, reg->held_event, wait) == -EINTR)
+	if (async_post(head, reg->held_event, wait, NULL) == -EINTR)
 		return -EINTR;
 	reg->held_head = NULL;
 	async_head_put(head);

@@ -156,12 +156,13 @@ static inline void __user *threadlet_u64_ptr(u64 v)
 struct async_head *async_head_get(struct async_head_user __user *ahu);
 struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr);
 void async_head_put(struct async_head *head);
-int async_post(struct async_head *head, u64 event, bool wait);
+int async_post(struct async_head *head, u64 event, bool wait,
+	       struct task_struct **next);
 int async_post_held(struct threadlet_reg *reg, bool wait);
 
 /* pool.c */
 int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg);
-long async_park(struct async_head *head);
+long async_park(struct async_head *head, struct task_struct *next);
 long async_go_home(long ret);
 
 /* identity.c */

@@ -263,7 +263,8 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	 * reference is taken while the spare still waits for its claimer,
 	 * so it cannot have exited; __schedule() or schedule() drops it.
 	 */
-	direct = sleeping && task_cpu(spare) == raw_smp_processor_id();
+	direct = sleeping && !tsk->threadlet_next &&
+		 task_cpu(spare) == raw_smp_processor_id();
 	if (direct) {
 		get_task_struct(spare);
 		tsk->threadlet_next = spare;
@@ -350,6 +351,15 @@ long async_go_home(long ret)
 	return ret;
 }
 
+/* A successor from async_post() that this thread does not sleep for. */
+static void async_wake_next(struct task_struct *next)
+{
+	if (next) {
+		wake_up_process(next);
+		put_task_struct(next);
+	}
+}
+
 /*
  * Parks the caller on @head until a sleeping threadlet claims it, @head is
  * unregistered, a signal arrives, it stays unclaimed for the head's idle
@@ -362,8 +372,13 @@ long async_go_home(long ret)
  * always parks: it was counted in the pool before it was claimed, and it
  * cannot go back to the frame it came from. Only a new member is held to
  * max_threads, with -EBUSY before anything happened.
+ *
+ * @next, a task async_post() did not wake (async_wake()), runs in this
+ * thread's place when it first sleeps here, without a wake-up of its own
+ * (threadlet_next, see __schedule()); it is woken the usual way if this
+ * thread leaves without sleeping. The reference to it is consumed.
  */
-long async_park(struct async_head *head)
+long async_park(struct async_head *head, struct task_struct *next)
 {
 	struct async_parker p = { .task = current, .state = ASYNC_PARKED };
 	struct threadlet_reg *reg = current->threadlet;
@@ -381,6 +396,7 @@ long async_park(struct async_head *head)
 	if (head->dead ||
 	    (!member && head->nr_parked >= head->max_threads)) {
 		raw_spin_unlock(&head->lock);
+		async_wake_next(next);
 		return head->dead ? async_go_home(0) : -EBUSY;
 	}
 	if (head->grow_pending && !head->grow_busy) {
@@ -388,6 +404,7 @@ long async_park(struct async_head *head)
 		head->grow_pending = false;
 		head->grow_busy = true;
 		raw_spin_unlock(&head->lock);
+		async_wake_next(next);
 		reg->grower = true;
 		return async_go_home(ASYNC_GROW);
 	}
@@ -417,12 +434,19 @@ long async_park(struct async_head *head)
 			continue;
 		}
 		/* Claimed: the claimer holds only spinlocks, so wait here. */
-		if (state == ASYNC_CLAIMED && (signal_pending(current) || !left))
+		if (state == ASYNC_CLAIMED && (signal_pending(current) || !left)) {
 			cpu_relax();
-		else
+		} else {
+			/* schedule() consumes it, sleeping or not. */
+			if (next) {
+				current->threadlet_next = next;
+				next = NULL;
+			}
 			left = schedule_timeout(left);
+		}
 	}
 	__set_current_state(TASK_RUNNING);
+	async_wake_next(next);
 	threadlet_unpin(pin);
 
 	switch (state) {
@@ -472,6 +496,7 @@ SYSCALL_DEFINE2(async_thread, void __user *, event,
 		struct async_head_user __user *, ahu)
 {
 	struct threadlet_reg *reg = current->threadlet;
+	struct task_struct *next = NULL;
 	struct async_head *head;
 	struct threadlet_area *a;
 	long ret;
@@ -496,13 +521,13 @@ SYSCALL_DEFINE2(async_thread, void __user *, event,
 	if (!head)
 		return -EINVAL;
 	if (event) {
-		ret = async_post(head, (unsigned long)event, true);
+		ret = async_post(head, (unsigned long)event, true, &next);
 		if (ret == -EINTR)
 			ret = -ERESTARTNOINTR;
 		if (ret)
 			goto out;
 	}
-	ret = async_park(head);
+	ret = async_park(head, next);
 out:
 	async_head_put(head);
 	return ret;

@@ -355,6 +355,7 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 {
 	struct threadlet_reg *reg = current->threadlet;
 	struct syslet_uatom a;
+	struct task_struct *next = NULL;
 	struct async_head *head;
 	struct threadlet_area *ka;
 	long ret;
@@ -401,7 +402,7 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 		if (!head)
 			return async_go_home(0);
 		if (!(a.flags & SYSLET_NO_COMPLETE) &&
-		    async_post(head, final, true) == -EINTR) {
+		    async_post(head, final, true, &next) == -EINTR) {
 			/*
 			 * The ring is full and a signal came: this thread has
 			 * no frame but its identity's home to take it at. Hold
@@ -413,7 +414,7 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 			reg->held_event = final;
 			return async_go_home(-EINTR);
 		}
-		ret = async_park(head);
+		ret = async_park(head, next);
 		async_head_put(head);
 	}
 	return ret;
