@@ -113,25 +113,32 @@ static void *waiter(void *arg)
 	return NULL;
 }
 
+/*
+ * Blocks a threadlet on the pipe and starts a thread at @nice that waits
+ * for its completion; returns once that thread is asleep in async_wait().
+ */
+static pthread_t start_waiter(const char *what, int nice)
+{
+	pthread_t th;
+
+	phase = what;
+	waiter_idx = ahu.user_ring_idx;
+	waiter_nice = nice;
+	tl_ok(start_blocked(0), "%s: a threadlet blocked on the pipe", what);
+	pthread_create(&th, NULL, waiter, NULL);
+	usleep(50000);
+	return th;
+}
+
 /* Two threads wait: one completion lets both go. */
 static void two_waiters(void)
 {
-	pthread_t th;
+	pthread_t th = start_waiter("two waiters", 0), w;
 	long ret;
 
-	phase = "two waiters";
-	waiter_idx = ahu.user_ring_idx;
-	waiter_nice = 0;
-	tl_ok(start_blocked(0), "a threadlet blocked on the pipe");
-	pthread_create(&th, NULL, waiter, NULL);
-	usleep(50000);
-	{
-		pthread_t w;
-
-		pthread_create(&w, NULL, write_later, (void *)50000UL);
-		ret = async_wait(1, waiter_idx, &ahu);
-		pthread_join(w, NULL);
-	}
+	pthread_create(&w, NULL, write_later, (void *)50000UL);
+	ret = async_wait(1, waiter_idx, &ahu);
+	pthread_join(w, NULL);
 	pthread_join(th, NULL);
 	tl_ok(ret == 1 && waiter_ret == 1, "both waiters return one completion (%ld, %ld)", ret,
 	      waiter_ret);
@@ -144,14 +151,8 @@ static void two_waiters(void)
  */
 static void other_nice(void)
 {
-	pthread_t th;
+	pthread_t th = start_waiter("a waiter of another nice value", 5);
 
-	phase = "a waiter of another nice value";
-	waiter_idx = ahu.user_ring_idx;
-	waiter_nice = 5;
-	tl_ok(start_blocked(0), "a threadlet blocked on the pipe");
-	pthread_create(&th, NULL, waiter, NULL);
-	usleep(50000);
 	tl_ok(write(pfd[1], "x", 1) == 1, "release it");
 	pthread_join(th, NULL);
 	tl_ok(waiter_ret == 1, "a waiter at nice 5 returns one completion (%ld)", waiter_ret);
