@@ -202,6 +202,13 @@ static void part3(unsigned long stack)
 	      "its area is off, marked as left by a handler (flags %#x)", __threadlet_area.flags);
 	r = threadlet_exec(fn_block, &j, stack, &ahu);
 	tl_ok(r == 0, "the next threadlet hands off again (%ld)", r);
+	if (r != 0) {
+		struct threadlet_stats st;
+
+		threadlet_stats(&st);
+		tl_diag("it fell back: %s, %ld threads parked",
+			threadlet_fallback_name(st.last_fallback), async_head_parked(&ahu));
+	}
 	ev = r == 0 ? tl_wait_one(&ahu) : NULL;
 	tl_ok(r != 0 || ev == &j, "and posts its completion");
 	tl_ok(tl_wait_parked(&ahu, 8), "the pool parked again");
