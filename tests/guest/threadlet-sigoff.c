@@ -21,6 +21,7 @@
  * to the context it interrupted: the rest of the threadlet runs in place,
  * and the next threadlet_exec() hands off again.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -164,6 +165,7 @@ static void jumping_handler(int sig)
 
 struct job3 {
 	int tid_before, tid_after, jumped;
+	int fd, released;
 };
 
 static long fn3(void *data)
@@ -180,15 +182,29 @@ static long fn3(void *data)
 	return complete_threadlet_fn(j, &ahu);
 }
 
+/*
+ * Sleeps until the head writes to @j->fd, which it does only once it has
+ * the CPU back: a hand-off. A timed sleep is no proof of one: under TCG
+ * its timer can expire before the task reaches schedule(), and then
+ * nothing sleeps. The poll() timeout turns a fallback into a failure
+ * instead of a hang.
+ */
 static long fn_block(void *data)
 {
-	sleep_ms(2);
+	struct job3 *j = data;
+	struct pollfd p = { .fd = j->fd, .events = POLLIN };
+	char c;
+
+	if (poll(&p, 1, 5000) == 1 && read(j->fd, &c, 1) == 1)
+		j->released = 1;
 	return complete_threadlet_fn(data, &ahu);
 }
 
 static void part3(unsigned long stack)
 {
 	struct job3 j = { 0 };
+	unsigned long long fb0;
+	int fds[2];
 	long r;
 	void *ev;
 
@@ -200,17 +216,26 @@ static void part3(unsigned long stack)
 	      j.tid_before, j.tid_after);
 	tl_ok(__threadlet_area.flags == THREADLET_SIGNAL,
 	      "its area is off, marked as left by a handler (flags %#x)", __threadlet_area.flags);
+	tl_ok(pipe(fds) == 0, "pipe");
+	j.fd = fds[0];
+	fb0 = __threadlet_area.nr_fallbacks;
 	r = threadlet_exec(fn_block, &j, stack, &ahu);
 	tl_ok(r == 0, "the next threadlet hands off again (%ld)", r);
 	if (r != 0) {
 		struct threadlet_stats st;
 
 		threadlet_stats(&st);
-		tl_diag("it fell back: %s, %ld threads parked",
+		tl_diag("%llu fallbacks, the last: %s, %ld threads parked",
+			__threadlet_area.nr_fallbacks - fb0,
 			threadlet_fallback_name(st.last_fallback), async_head_parked(&ahu));
 	}
+	if (write(fds[1], "x", 1) != 1)
+		tl_diag("write to the pipe failed");
 	ev = r == 0 ? tl_wait_one(&ahu) : NULL;
 	tl_ok(r != 0 || ev == &j, "and posts its completion");
+	tl_ok(r != 0 || j.released, "which it made after the head released it");
+	close(fds[0]);
+	close(fds[1]);
 	tl_ok(tl_wait_parked(&ahu, 8), "the pool parked again");
 	tl_ok(__threadlet_area.flags == 0, "the head's area is at rest (flags %#x)",
 	      __threadlet_area.flags);
