@@ -5,9 +5,10 @@
 #
 # Prints one "PASS ..." or "FAIL ..." line per check for tests/check.sh
 # to count, and exits 1 if any failed. The programs it builds are left in
-# build/install-check/ with the installed tree (root/), for a guest to
-# run: the static ones anywhere, the shared ones with
-#   LD_LIBRARY_PATH=.../root/usr/local/lib .../syslet_file-shared
+# build/install-check/ with the installed tree (root/), for the guest to
+# run: tests/mkimage.sh puts them in the image (root/usr/local as
+# /usr/local) and tests/image/install-run runs them there, the shared ones
+# with LD_LIBRARY_PATH=/usr/local/lib.
 #
 # Environment: BUILD (the build directory, default ../build).
 set -uo pipefail

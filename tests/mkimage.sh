@@ -2,7 +2,8 @@
 # Builds the guest initramfs and the ext4 test disk.
 # Usage: mkimage.sh <build-dir> <test-bin-dir> <test-list>
 # The initramfs holds busybox, /init, the static test programs (in the order
-# of <test-list>) and Debian's perf and fio with every library they load.
+# of <test-list>), Debian's perf and fio with every library they load, and
+# the library and programs of tests/install-check.sh.
 # Environment: BUSYBOX, the busybox to use [/bin/busybox]; NO_TOOLS=1
 # leaves perf and fio out (the native i386 guest, which cannot run them).
 # The disk holds data files for the I/O tests; it is made with mke2fs -d so
@@ -20,8 +21,13 @@ mkdir -p "$ROOT"/{bin,sbin,usr/bin,etc,proc,sys,dev,tmp,mnt,tests,lib64}
 cp "${BUSYBOX:-/bin/busybox}" "$ROOT/bin/busybox"
 cp "$HERE/image/init" "$ROOT/init"
 grep -v '^#' "$LIST" > "$ROOT/tests/list"
+# A test is a program built in <test-bin-dir>, or a script in tests/image/.
 for t in $(cat "$ROOT/tests/list"); do
-	cp "$BIN/$t" "$ROOT/tests/$t"
+	if [ -e "$BIN/$t" ]; then
+		cp "$BIN/$t" "$ROOT/tests/$t"
+	else
+		cp "$HERE/image/$t" "$ROOT/tests/$t"
+	fi
 done
 for extra in "$BIN"/*; do
 	[ -e "$ROOT/tests/$(basename "$extra")" ] || cp "$extra" "$ROOT/tests/"
@@ -43,6 +49,19 @@ if [ "${NO_TOOLS:-0}" != 1 ]; then
 	copy_elf /usr/bin/fio /usr/bin/fio
 fi
 echo "root:x:0:0:root:/:/bin/sh" > "$ROOT/etc/passwd"
+
+# The library as installed by tests/install-check.sh and the programs it
+# built against that tree with pkg-config, for /tests/install-run. The
+# shared ones need the glibc that perf's copy brought.
+INST=$B/install-check
+if [ "${NO_TOOLS:-0}" != 1 ] && [ -d "$INST/root/usr/local/lib" ]; then
+	mkdir -p "$ROOT/usr/local" "$ROOT/tests/install"
+	cp -a "$INST/root/usr/local/lib" "$INST/root/usr/local/lib32" "$ROOT/usr/local/"
+	for p in syslet_file-static syslet_file-m32-static syslet_file-shared \
+		 aio-basic-static aio-basic-shared; do
+		[ ! -f "$INST/$p" ] || cp "$INST/$p" "$ROOT/tests/install/"
+	done
+fi
 
 # The same inputs give the same bytes (fixed times, inode numbers from the
 # archive order): -icount boots of two builds then start from one state.
