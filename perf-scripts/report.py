@@ -546,7 +546,7 @@ def io_cpu_plot(R, res):
 
 def scale_table(R):
     rows = []
-    for m in ("threadlet", "futex"):
+    for m in ("threadlet", "futex", "syscall"):
         v = [statistics.median([r["figure"] for r in R.sel(bench="scale", method=m,
                                                            params={"vcpus": c})] or [0])
              for c in (1, 2)]

@@ -7,8 +7,12 @@
  * loops with a pthread worker per head woken by FUTEX_WAKE instead. A lock
  * that every hand-off takes (tasklist_lock was one) keeps two vCPUs from
  * doing twice the work of one: compare the rates of boots with 1 and 2.
+ * "syscall" is the ceiling of that comparison on the host at hand: each
+ * head loops on getppid(), which shares nothing, so its 2 / 1 ratio is
+ * what two vCPUs can give at all (QEMU's own threads share the host's
+ * cores with them).
  *
- * Usage: scale threadlet|futex [seconds] [heads]
+ * Usage: scale threadlet|futex|syscall [seconds] [heads]
  * Output: "SCALE <method> <heads> <loops per second>"; exit 1 if any loop
  * went wrong (a fallback, a lost or foreign completion).
  */
@@ -123,19 +127,32 @@ static void *futex_head(void *arg)
 	return NULL;
 }
 
+static void *syscall_head(void *arg)
+{
+	struct head *h = arg;
+
+	while (!stop) {
+		syscall(SYS_getppid);
+		h->n++;
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *method = argc > 1 ? argv[1] : "threadlet";
 	int secs = argc > 2 ? atoi(argv[2]) : 5, nheads = argc > 3 ? atoi(argv[3]) : 2;
-	int fut = !strcmp(method, "futex");
+	int fut = !strcmp(method, "futex"), sys = !strcmp(method, "syscall");
+	void *(*head_fn)(void *) = fut ? futex_head : sys ? syscall_head : threadlet_head;
 	pthread_t t[MAX_HEADS];
 	struct timespec a, b;
 	long total = 0, bad = 0;
 	double el;
 
-	if ((!fut && strcmp(method, "threadlet")) || secs < 1 || nheads < 1 ||
+	if ((!fut && !sys && strcmp(method, "threadlet")) || secs < 1 || nheads < 1 ||
 	    nheads > MAX_HEADS) {
-		fprintf(stderr, "usage: scale threadlet|futex [seconds] [heads 1-%d]\n", MAX_HEADS);
+		fprintf(stderr, "usage: scale threadlet|futex|syscall [seconds] [heads 1-%d]\n",
+			MAX_HEADS);
 		return 2;
 	}
 	for (int i = 0; i < nheads; i++)
@@ -143,7 +160,7 @@ int main(int argc, char **argv)
 			return 1;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (int i = 0; i < nheads; i++)
-		if (pthread_create(&t[i], NULL, fut ? futex_head : threadlet_head, &heads[i]))
+		if (pthread_create(&t[i], NULL, head_fn, &heads[i]))
 			return 1;
 	sleep(secs);
 	stop = 1;
