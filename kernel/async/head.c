@@ -107,6 +107,27 @@ struct async_head *async_head_get(struct async_head_user __user *ahu)
 }
 
 /*
+ * Whether @ahu is a live async head of this process, taking no reference:
+ * for async_exec(), which only refuses an unknown one up front (its chain
+ * holds none, see there). The cached head is one compare, as in
+ * async_head_get(); a miss looks it up, and caches it, through that.
+ */
+bool async_head_known(struct async_head_user __user *ahu)
+{
+	struct threadlet_reg *reg = current->threadlet;
+	struct async_head *head = reg ? reg->head : NULL;
+
+	if (likely(head && head->uaddr == (unsigned long)ahu &&
+		   !READ_ONCE(head->dead)))
+		return true;
+	head = async_head_get(ahu);
+	if (!head)
+		return false;
+	async_head_put(head);
+	return true;
+}
+
+/*
  * Marks @head dead and sends every parked thread home. Once this returns,
  * no completion is written into the ring and no flag into the
  * async_head_user: async_post() tests dead under post_lock, and a post

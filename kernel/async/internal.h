@@ -138,8 +138,7 @@ struct async_parker {
 	unsigned long			head_ip;
 	unsigned long			head_sp;
 	struct threadlet_tls		tls;
-	bool				full_regs;	/* syslet: use regs */
-	struct pt_regs			regs;
+	bool				full_regs;	/* syslet: its frame is set */
 };
 
 /*
@@ -154,6 +153,7 @@ static inline void __user *threadlet_u64_ptr(u64 v)
 
 /* head.c */
 struct async_head *async_head_get(struct async_head_user __user *ahu);
+bool async_head_known(struct async_head_user __user *ahu);
 struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr);
 void async_head_put(struct async_head *head);
 int async_post(struct async_head *head, u64 event, bool wait,

@@ -252,9 +252,16 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	WRITE_ONCE(a->nr_handoffs, a->nr_handoffs + 1);
 	p->head_ip = ip;
 	p->head_sp = sp;
+	/*
+	 * A syslet head resumes at the async_exec() frame, which the spare
+	 * takes whole. It is written straight into the spare's own frame:
+	 * the spare, claimed, sleeps or spins in async_park() and never
+	 * returns to the frame it parked with once it is handed off, and no
+	 * tracer reads it (threadlet_check_identity() refused a traced one).
+	 */
 	p->full_regs = reg->syslet;
 	if (p->full_regs)
-		p->regs = reg->frame ? *reg->frame : *task_pt_regs(tsk);
+		*task_pt_regs(spare) = reg->frame ? *reg->frame : *task_pt_regs(tsk);
 	arch_threadlet_swap_tls(tsk, spare, &p->tls);
 	trace_threadlet_handoff(tsk, spare);
 	/*
@@ -456,12 +463,15 @@ long async_park(struct async_head *head, struct task_struct *next)
 		recalc_sigpending();
 		spin_unlock_irq(&current->sighand->siglock);
 		if (p.full_regs) {
-			/* A syslet head: async_exec() returns 0 (NULL). */
-			*task_pt_regs(current) = p.regs;
+			/*
+			 * A syslet head: async_exec() returns 0 (NULL) from
+			 * the frame the claimer wrote into this task's own.
+			 */
+			struct pt_regs *regs = task_pt_regs(current);
+
 			current->threadlet->syslet = false;
 			current->threadlet->frame = NULL;
-			arch_threadlet_resume(task_pt_regs(current),
-					      p.regs.ip, p.regs.sp, &p.tls);
+			arch_threadlet_resume(regs, regs->ip, regs->sp, &p.tls);
 		} else {
 			arch_threadlet_resume(task_pt_regs(current), p.head_ip,
 					      p.head_sp, &p.tls);

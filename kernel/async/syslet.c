@@ -232,7 +232,7 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 		/* A tracer may have asked for any number: check it again. */
 		if ((unsigned long)nr >= nr_calls)
 			regs->ax = syslet_call(regs, -1, ia32);
-		else if (syslet_forbidden(nr, ia32))
+		else if (nr != a->nr && syslet_forbidden(nr, ia32))
 			regs->ax = -EPERM;
 		else
 			regs->ax = syslet_call(regs, nr, ia32);
@@ -282,7 +282,8 @@ static int syslet_store(const struct syslet_uatom *a, long ret)
 
 /*
  * Runs the chain from @uatom, whose first atom is already in @a. Returns
- * the final atom's user address, with @a holding its copy. @reg is the
+ * the final atom's user address, with @a holding its copy (only its flags
+ * and ret_ptr when its successor could not be read). @reg is the
  * area armed for the hand-off: SYSLET_ASYNC hands off before its atom,
  * SYSLET_SYNC runs its atom with the area disarmed.
  */
@@ -291,8 +292,8 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 {
 	struct threadlet_area *ka = reg->karea;
 	struct pt_regs frame = *task_pt_regs(current);
-	struct syslet_uatom n;
-	u64 next;
+	u64 next, ret_ptr;
+	u32 flags;
 	long ret;
 
 	/* A hand-off resumes the head at this frame, not at an atom's. */
@@ -326,13 +327,22 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 		}
 		if (!next)
 			return uatom;
+		/*
+		 * Read straight into @a: a stack copy to read into would be
+		 * cleared at every atom (INIT_STACK_ALL_ZERO) and copied
+		 * again. What a failed read may have overwritten, the two
+		 * fields this atom is still used for, is put back.
+		 */
+		flags = a->flags;
+		ret_ptr = a->ret_ptr;
 		if (!threadlet_u64_ptr(next) ||
-		    copy_from_user(&n, u64_to_user_ptr(next), sizeof(n))) {
+		    copy_from_user(a, u64_to_user_ptr(next), sizeof(*a))) {
+			a->flags = flags;
+			a->ret_ptr = ret_ptr;
 			/* This atom's result is replaced: its successor is bad. */
 			syslet_store(a, -EFAULT);
 			return uatom;
 		}
-		*a = n;
 		uatom = next;
 		if (signal_pending(current)) {
 			syslet_store(a, -EINTR);
@@ -374,10 +384,8 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 	 * finds the head by the area's ahu; the end of the chain looks it
 	 * up again.
 	 */
-	head = async_head_get(ahu);
-	if (!head)
+	if (!async_head_known(ahu))
 		return -EINVAL;
-	async_head_put(head);
 
 	WRITE_ONCE(ka->ahu, (unsigned long)ahu);
 	reg->syslet = true;

@@ -238,9 +238,9 @@ void arch_threadlet_swap_tls(struct task_struct *head,
 			     struct task_struct *spare,
 			     struct threadlet_tls *head_tls)
 {
-	struct threadlet_tls spare_tls;
-
 	if (threadlet_user32(head)) {
+		struct threadlet_tls spare_tls;
+
 		threadlet_save_tls(head, head_tls, true);
 		threadlet_save_tls(spare, &spare_tls, true);
 		threadlet_load_tls32(&spare_tls);
