@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "tl_test.h"
@@ -247,6 +249,37 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
+/*
+ * A next atom whose first 16 bytes (flags, nr, ret_ptr) are readable and
+ * the rest on a PROT_NONE page: the kernel reads part of it before the
+ * fault. The -EFAULT goes to the last good atom's ret_ptr, not to the one
+ * the partial read found.
+ */
+static void straddling_next(struct syslet_uatom *at, long long *r)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct syslet_uatom *n, *done;
+
+	if (m == MAP_FAILED) {
+		tl_ok(0, "mmap for a straddling atom");
+		return;
+	}
+	n = (struct syslet_uatom *)(m + pg - 16);
+	memset(n, 0, 16);
+	n->nr = SYS_getppid;
+	n->ret_ptr = (uintptr_t)&r[1];
+	tl_ok(mprotect(m + pg, pg, PROT_NONE) == 0, "mprotect the atom's second half");
+	r[0] = r[1] = 7;
+	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], n, 0);
+	done = async_exec(at, &ahu);
+	tl_ok(done == &at[0] && r[0] == -EFAULT && r[1] == 7,
+	      "next atom half unmapped: -EFAULT in the last good atom (%lld, %lld)",
+	      r[0], r[1]);
+	munmap(m, 2 * pg);
+}
+
 static void bad_input(void)
 {
 	struct syslet_uatom at[3], *done;
@@ -270,6 +303,7 @@ static void bad_input(void)
 	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], (void *)0x10, 0);
 	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EFAULT,
 	      "bad next pointer: -EFAULT in the last good atom");
+	straddling_next(at, r);
 	syslet_atom_init(&at[0], SYS_getppid, 0x100, &r[0], NULL, 0);
 	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EINVAL, "unknown flag: -EINVAL");
 	syslet_atom_init(&at[0], 4000, 0, &r[0], NULL, 0);
