@@ -458,10 +458,19 @@ long async_park(struct async_head *head, struct task_struct *next)
 
 	switch (state) {
 	case ASYNC_HANDOFF:
-		/* This thread is the head now: its signal state came with it. */
-		spin_lock_irq(&current->sighand->siglock);
-		recalc_sigpending();
-		spin_unlock_irq(&current->sighand->siglock);
+		/*
+		 * This thread is the head now: its signal state came with it.
+		 * The swap set TIF_SIGPENDING, under siglock, if that state
+		 * has a signal to take, and every signal since sets it too; a
+		 * flag that is set may be this thread's own from before (a
+		 * signal it spun on while claimed), which only a recalc under
+		 * siglock can clear.
+		 */
+		if (test_thread_flag(TIF_SIGPENDING)) {
+			spin_lock_irq(&current->sighand->siglock);
+			recalc_sigpending();
+			spin_unlock_irq(&current->sighand->siglock);
+		}
 		if (p.full_regs) {
 			/*
 			 * A syslet head: async_exec() returns 0 (NULL) from
