@@ -25,7 +25,7 @@ HANDOFF = [
     "rest of __schedule(): the spare in the head's place (or the head "
     "dequeued, the spare enqueued and picked), the context switch, the "
     "spare back from schedule()",
-    "spare: recalc_sigpending() under siglock",
+    "spare: its signal state (recalc_sigpending() under siglock if TIF_SIGPENDING is set)",
     "spare: arch_threadlet_resume() (TLS bases, SYSRET frame)",
 ]
 FUTEX = [
