@@ -7,10 +7,11 @@
  * loops with a pthread worker per head woken by FUTEX_WAKE instead. A lock
  * that every hand-off takes (tasklist_lock was one) keeps two vCPUs from
  * doing twice the work of one: compare the rates of boots with 1 and 2.
- * "syscall" is the ceiling of that comparison on the host at hand: each
- * head loops on getppid(), which shares nothing, so its 2 / 1 ratio is
- * what two vCPUs can give at all (QEMU's own threads share the host's
- * cores with them).
+ * "syscall" is the reference of that comparison on the host at hand:
+ * each head loops on getppid(), which shares nothing, so its 2 / 1 ratio
+ * is what the host gave two vCPUs in that run (QEMU's own threads share
+ * its cores with them), and its spread from boot to boot is the
+ * measurement's.
  *
  * Usage: scale threadlet|futex|syscall [seconds] [heads]
  * Output: "SCALE <method> <heads> <loops per second>"; exit 1 if any loop

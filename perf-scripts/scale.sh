@@ -2,7 +2,7 @@
 # Scaling of the blocking path (perf-scripts/scale.c): hand-offs per second
 # with two heads blocking continuously, on 1 and on 2 vCPUs, beside the
 # futex pool measured the same way, and two getppid() loops, which share
-# nothing: what 2 vCPUs can give on this host at all. Wall time under
+# nothing: what the host gave 2 vCPUs in that run. Wall time under
 # multi-threaded TCG (one host thread per vCPU): -icount runs the vCPUs in
 # turn, so it cannot show scaling. Each vCPU count is booted RUNS times;
 # the figures are medians.
