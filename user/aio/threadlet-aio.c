@@ -13,11 +13,13 @@
  * notifications; so does a submitter for the atoms it ran in place.
  *
  * Ordering. Requests on a regular file or block device start at once, in
- * parallel (positioned I/O: their order does not matter). On anything
- * else (sockets, pipes, terminals), and for writes with O_APPEND, O_SYNC
- * or O_DSYNC, they run one at a time per descriptor, in submission order,
- * as glibc's do: a request queued behind another has not started and
- * aio_cancel() cancels it.
+ * parallel (positioned I/O: their order does not matter); so do reads on
+ * any descriptor that has positioned I/O, which is known only when the
+ * pread64 does not fail with ESPIPE (no system call is spent to ask
+ * first). On anything else (sockets, pipes, terminals), and for writes
+ * with O_APPEND, O_SYNC or O_DSYNC, they run one at a time per
+ * descriptor, in submission order, as glibc's do: a request queued
+ * behind another has not started and aio_cancel() cancels it.
  * aio_fsync() waits for the requests on its descriptor that were
  * submitted before it.
  *
@@ -28,8 +30,9 @@
  *
  * Locking: one mutex (aio_lock) guards the table, the per-descriptor
  * queues and every request's state; results are published under it and
- * a sequence counter (aio_seq) is bumped and futex-woken for
- * aio_suspend(). No system call that can block runs under the lock.
+ * a sequence counter (aio_seq) is bumped, and futex-woken when a thread
+ * waits in aio_suspend(). No system call that can block runs under the
+ * lock.
  */
 #include <aio.h>
 #include <errno.h>
@@ -99,6 +102,7 @@ static struct req *aio_table[1 << HASH_BITS];
 static struct fdq *aio_fdqs;
 static unsigned int aio_nreq;
 static uint32_t aio_seq;		/* bumped at every completion */
+static uint32_t aio_waiters;		/* threads in aio_suspend() */
 
 static struct async_head_user aio_ahu;
 static unsigned long aio_ring_idx;	/* the reaper's */
@@ -261,9 +265,16 @@ static void req_finish_unlock(struct req *r, int error, ssize_t result)
 		if (n->exclusive)
 			break;
 	}
-	__atomic_add_fetch(&aio_seq, 1, __ATOMIC_RELEASE);
+	/*
+	 * Sequentially consistent, as aio_suspend()'s count and read of
+	 * aio_seq are: either it counted itself before this load, and is
+	 * woken, or its read of aio_seq comes after this bump, and it does
+	 * not sleep on the old value. Nobody waiting: no system call.
+	 */
+	__atomic_add_fetch(&aio_seq, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&aio_lock);
-	syscall(SYS_futex, &aio_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	if (__atomic_load_n(&aio_waiters, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &aio_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	notify(&note);
 	notify(&gnote);
 	while (start) {
@@ -284,16 +295,49 @@ static void req_done(struct req *r, long long ret)
 		req_finish_unlock(r, 0, (ssize_t)ret);
 }
 
+/*
+ * A read that submit() started as a pread64 on a descriptor without
+ * positioned I/O (a pipe, a socket, a terminal: ESPIPE, nothing read):
+ * from now on it is a read() that runs alone on its descriptor, in order,
+ * as fd_kind()'s FD_STREAM requests do. Returns whether it can start now;
+ * if not, it is queued and starts when the requests before it are done.
+ */
+static int req_make_stream(struct req *r)
+{
+	struct fdq *q = r->q;
+	int now;
+
+	syslet_atom_init(&r->atom, SYS_read, 0, &r->ret, NULL, 3,
+			 &r->args[0], &r->args[1], &r->args[2]);
+	pthread_mutex_lock(&aio_lock);
+	r->exclusive = 1;
+	q->running--;
+	now = !q->pending && !q->running;
+	if (now) {
+		q->running++;
+	} else {
+		*q->tail = r;
+		q->tail = &r->qnext;
+		r->state = RQ_QUEUED;
+	}
+	pthread_mutex_unlock(&aio_lock);
+	return now;
+}
+
 /* Runs @r's atom: in place (done here) or handed off (the reaper ends it). */
 static void req_start(struct req *r)
 {
 	struct syslet_uatom *done;
 
 	done = async_exec(&r->atom, &aio_ahu);
-	if (done == &r->atom)
+	if (done == &r->atom && r->ret == -ESPIPE && r->atom.nr == SYS_pread64) {
+		if (req_make_stream(r))
+			req_start(r);
+	} else if (done == &r->atom) {
 		req_done(r, r->ret);
-	else if (threadlet_ptr_err(done))	/* could not run at all */
+	} else if (threadlet_ptr_err(done)) {	/* could not run at all */
 		req_done(r, threadlet_ptr_err(done));
+	}
 }
 
 /*
@@ -334,6 +378,7 @@ static void aio_atfork_child(void)
 	memset(aio_table, 0, sizeof(aio_table));
 	aio_fdqs = NULL;
 	aio_nreq = 0;
+	aio_waiters = 0;
 	aio_once = (pthread_once_t)PTHREAD_ONCE_INIT;
 	pthread_mutex_init(&aio_lock, NULL);
 }
@@ -454,17 +499,30 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	if ((op == LIO_READ || op == LIO_WRITE) &&
 	    (cb->aio_reqprio < 0 || cb->aio_reqprio > AIO_PRIO_DELTA_MAX))
 		return EINVAL;
-	if (op == LIO_READ || op == LIO_WRITE) {
+	if (op == LIO_READ) {
+		/*
+		 * No fcntl() and fstat() per read: it is a pread64 at once,
+		 * whose own checks give a bad or write-only descriptor its
+		 * EBADF; one on a pipe, socket or terminal fails with ESPIPE
+		 * before it reads anything and becomes an ordered read()
+		 * (req_start()).
+		 */
+		kind = FD_PARALLEL;
+		if (off < 0 || (ssize_t)cb->aio_nbytes < 0)
+			err = EINVAL;
+		nr = SYS_pread64;
+		nargs = sizeof(long) == 4 ? 5 : 4;
+	} else if (op == LIO_WRITE) {
 		kind = fd_kind(cb->aio_fildes, op);
 		if (kind == FD_BAD)
 			err = EBADF;
 		else if (off < 0 || (ssize_t)cb->aio_nbytes < 0)
 			err = EINVAL;
 		if (kind == FD_STREAM) {
-			nr = op == LIO_READ ? SYS_read : SYS_write;
+			nr = SYS_write;
 			nargs = 3;
 		} else {
-			nr = op == LIO_READ ? SYS_pread64 : SYS_pwrite64;
+			nr = SYS_pwrite64;
 			/* i386's take the offset as two words, low then high */
 			nargs = sizeof(long) == 4 ? 5 : 4;
 		}
@@ -646,8 +704,23 @@ static int any_done(const struct aiocb *const list[], int n)
 	return 0;
 }
 
+static int suspend(const struct aiocb *const list[], int n,
+		   const struct timespec *timeout);
+
 int aio_suspend(const struct aiocb *const list[], int n,
 		const struct timespec *timeout)
+{
+	int ret;
+
+	/* Counted before its first read of aio_seq: req_finish_unlock(). */
+	__atomic_add_fetch(&aio_waiters, 1, __ATOMIC_SEQ_CST);
+	ret = suspend(list, n, timeout);
+	__atomic_sub_fetch(&aio_waiters, 1, __ATOMIC_SEQ_CST);
+	return ret;
+}
+
+static int suspend(const struct aiocb *const list[], int n,
+		   const struct timespec *timeout)
 {
 	struct timespec end, now, rel;
 
@@ -665,7 +738,7 @@ int aio_suspend(const struct aiocb *const list[], int n,
 		}
 	}
 	for (;;) {
-		uint32_t seq = __atomic_load_n(&aio_seq, __ATOMIC_ACQUIRE);
+		uint32_t seq = __atomic_load_n(&aio_seq, __ATOMIC_SEQ_CST);
 		int done;
 		long ret;
 
