@@ -244,6 +244,21 @@ static void test_pipe_order_cancel(void)
 	      "the blocked read completes with the data");
 	tl_errno(aio_cancel(-1, NULL), EBADF, "aio_cancel on a bad descriptor");
 	tl_ok(aio_cancel(p[0], NULL) == AIO_ALLDONE, "aio_cancel with nothing left: AIO_ALLDONE");
+	/*
+	 * A read is a pread64 until that fails with ESPIPE: on a pipe with
+	 * data, two reads still take it in submission order, and a read of
+	 * the write end fails with EBADF.
+	 */
+	tl_ok(write(p[1], "xyz", 3) == 3, "write three bytes to the pipe");
+	prep(&a, p[0], x, 2, 0);
+	prep(&b, p[0], y, 1, 0);
+	tl_ok(aio_read(&a) == 0 && aio_read(&b) == 0, "two reads of the pipe submitted");
+	tl_ok(wait_one(&a) == 0 && aio_return(&a) == 2 && !memcmp(x, "xy", 2) &&
+	      wait_one(&b) == 0 && aio_return(&b) == 1 && y[0] == 'z',
+	      "they read in submission order");
+	prep(&a, p[1], x, 1, 0);
+	tl_ok(aio_read(&a) == 0 && wait_one(&a) == EBADF && aio_return(&a) == -1,
+	      "a read of the pipe's write end: EBADF");
 	close(p[0]);
 	close(p[1]);
 }
