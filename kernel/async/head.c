@@ -80,13 +80,25 @@ static struct threadlet_mm *threadlet_mm_get(struct mm_struct *mm)
  * hand-off that moves the reg away from this task happens only inside
  * this task's own sleeps, never during this function.
  */
-struct async_head *async_head_get(struct async_head_user __user *ahu)
+/* The head this task's reg caches, if it is the live one at @ahu. */
+static __always_inline struct async_head *
+async_head_cached(struct async_head_user __user *ahu)
 {
 	struct threadlet_reg *reg = current->threadlet;
 	struct async_head *head = reg ? reg->head : NULL;
 
 	if (likely(head && head->uaddr == (unsigned long)ahu &&
-		   !READ_ONCE(head->dead))) {
+		   !READ_ONCE(head->dead)))
+		return head;
+	return NULL;
+}
+
+struct async_head *async_head_get(struct async_head_user __user *ahu)
+{
+	struct threadlet_reg *reg = current->threadlet;
+	struct async_head *head = async_head_cached(ahu);
+
+	if (head) {
 		/* The reg's reference keeps it above zero. */
 		refcount_inc(&head->refs);
 		return head;
@@ -114,11 +126,9 @@ struct async_head *async_head_get(struct async_head_user __user *ahu)
  */
 bool async_head_known(struct async_head_user __user *ahu)
 {
-	struct threadlet_reg *reg = current->threadlet;
-	struct async_head *head = reg ? reg->head : NULL;
+	struct async_head *head;
 
-	if (likely(head && head->uaddr == (unsigned long)ahu &&
-		   !READ_ONCE(head->dead)))
+	if (async_head_cached(ahu))
 		return true;
 	head = async_head_get(ahu);
 	if (!head)
