@@ -65,3 +65,11 @@ bench-scale: kernel image
 	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
 		perf-scripts/scale.sh
 	$(REPORT)
+
+# make aio-profile: a cached POSIX AIO read call by call, libthreadlet-aio
+# against glibc's, in one -icount boot (perf-scripts/aio-prof.sh);
+# $(B)/results/aio-prof.txt.
+.PHONY: aio-profile
+aio-profile: kernel image user
+	BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a \
+		perf-scripts/aio-prof.sh
