@@ -264,6 +264,37 @@ static void test_pipe_order_cancel(void)
 }
 
 /*
+ * Many requests queued on one pipe: all of them read one byte each, in
+ * submission order, though each was tried as a pread64 first; each is
+ * started by the one before it, without a stack frame per request.
+ */
+#define NQ	20000
+static void test_many_queued(void)
+{
+	static struct aiocb q[NQ];
+	static unsigned char got[NQ], data[NQ];
+	int p[2], bad = 0, order = 0;
+
+	tl_ok(pipe(p) == 0 && fcntl(p[1], F_SETPIPE_SZ, 1 << 20) >= NQ, "pipe of 1 MiB");
+	for (int i = 0; i < NQ; i++) {
+		prep(&q[i], p[0], &got[i], 1, 0);
+		bad += aio_read(&q[i]) != 0;
+		data[i] = (unsigned char)(i * 7 + 1);
+	}
+	tl_ok(!bad && aio_error(&q[NQ - 1]) == EINPROGRESS,
+	      "%d one-byte reads of an empty pipe queued (%d failed)", NQ, bad);
+	tl_ok(write(p[1], data, NQ) == NQ, "write %d bytes to the pipe", NQ);
+	for (int i = 0; i < NQ; i++) {
+		bad += wait_one(&q[i]) != 0 || aio_return(&q[i]) != 1;
+		order += got[i] != data[i];
+	}
+	tl_ok(!bad && !order, "every read got its byte, in order (%d failed, %d out of order)",
+	      bad, order);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
  * fork, exec and close with a request in flight. A fork child inherits no
  * request (POSIX) and can start its own; an exec ends the process's
  * requests with its threads; a close of the other end ends a blocked read
@@ -425,6 +456,7 @@ int main(void)
 	test_read_write();
 	test_notifications();
 	test_pipe_order_cancel();
+	test_many_queued();
 	test_fork_exec_close();
 	return tl_exit();
 }

@@ -76,6 +76,7 @@ struct req {
 	struct fdq *q;			/* serialized descriptors, fsync */
 	struct req *qnext;		/* in q's pending list */
 	struct req *hnext;		/* in the table */
+	unsigned long long seq;		/* submission order */
 };
 
 /*
@@ -103,6 +104,7 @@ static struct fdq *aio_fdqs;
 static unsigned int aio_nreq;
 static uint32_t aio_seq;		/* bumped at every completion */
 static uint32_t aio_waiters;		/* threads in aio_suspend() */
+static unsigned long long aio_nsubmit;	/* the next request's seq */
 
 static struct async_head_user aio_ahu;
 static unsigned long aio_ring_idx;	/* the reaper's */
@@ -224,32 +226,15 @@ static int sigevent_ok(const struct sigevent *sev)
 static void req_start(struct req *r);
 
 /*
- * @r is done (or cancelled): publish its result, wake aio_suspend(),
- * start what waited for it. Caller holds aio_lock; returns with it
- * dropped, after the notifications.
+ * Takes off @q's pending list what can start now, in order (see struct
+ * fdq), and counts it running: returned as a list linked by qnext for
+ * req_start_list() to start once aio_lock is dropped. Caller holds it.
  */
-static void req_finish_unlock(struct req *r, int error, ssize_t result)
+static struct req *fdq_take(struct fdq *q)
 {
-	struct sigevent note = { .sigev_notify = SIGEV_NONE };
-	struct sigevent gnote = { .sigev_notify = SIGEV_NONE };
 	struct req *start = NULL, **stail = &start;
-	struct fdq *q = r->q;
 
-	if (q && r->state == RQ_RUNNING)
-		q->running--;
-	r->error = error;
-	r->result = result;
-	r->state = RQ_DONE;
-	r->cb->__error_code = error;
-	r->cb->__return_value = result;
-	note = r->sev;
-	if (r->group && --r->group->left == 0) {
-		gnote = r->group->sev;
-		free(r->group);
-	}
-	r->group = NULL;
-	/* What waited for this one, in order (see struct fdq). */
-	while (q && q->pending) {
+	while (q->pending) {
 		struct req *n = q->pending;
 
 		if (n->exclusive && q->running)
@@ -265,6 +250,69 @@ static void req_finish_unlock(struct req *r, int error, ssize_t result)
 		if (n->exclusive)
 			break;
 	}
+	return start;
+}
+
+/*
+ * Starts the requests of @start in order. One that completes in place may
+ * start the next one on its descriptor from inside req_start(): those are
+ * queued to this thread's outermost call, which starts them in turn, so
+ * that a long queue does not recurse once per request.
+ */
+static __thread struct req *tl_starts, **tl_starts_tail;
+static __thread int tl_starting;
+
+static void req_start_list(struct req *start)
+{
+	struct req *n;
+
+	if (!start)
+		return;
+	if (!tl_starting)
+		tl_starts_tail = &tl_starts;
+	*tl_starts_tail = start;
+	while (start->qnext)
+		start = start->qnext;
+	tl_starts_tail = &start->qnext;
+	if (tl_starting)
+		return;
+	tl_starting = 1;
+	while ((n = tl_starts) != NULL) {
+		tl_starts = n->qnext;
+		if (!tl_starts)
+			tl_starts_tail = &tl_starts;
+		n->qnext = NULL;
+		req_start(n);
+	}
+	tl_starting = 0;
+}
+
+/*
+ * @r is done (or cancelled): publish its result, wake aio_suspend(),
+ * start what waited for it. Caller holds aio_lock; returns with it
+ * dropped, after the notifications.
+ */
+static void req_finish_unlock(struct req *r, int error, ssize_t result)
+{
+	struct sigevent note = { .sigev_notify = SIGEV_NONE };
+	struct sigevent gnote = { .sigev_notify = SIGEV_NONE };
+	struct fdq *q = r->q;
+	struct req *start;
+
+	if (q && r->state == RQ_RUNNING)
+		q->running--;
+	r->error = error;
+	r->result = result;
+	r->state = RQ_DONE;
+	r->cb->__error_code = error;
+	r->cb->__return_value = result;
+	note = r->sev;
+	if (r->group && --r->group->left == 0) {
+		gnote = r->group->sev;
+		free(r->group);
+	}
+	r->group = NULL;
+	start = q ? fdq_take(q) : NULL;
 	/*
 	 * Sequentially consistent, as aio_suspend()'s count and read of
 	 * aio_seq are: either it counted itself before this load, and is
@@ -277,13 +325,7 @@ static void req_finish_unlock(struct req *r, int error, ssize_t result)
 		syscall(SYS_futex, &aio_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	notify(&note);
 	notify(&gnote);
-	while (start) {
-		struct req *n = start;
-
-		start = n->qnext;
-		n->qnext = NULL;
-		req_start(n);
-	}
+	req_start_list(start);
 }
 
 static void req_done(struct req *r, long long ret)
@@ -298,30 +340,34 @@ static void req_done(struct req *r, long long ret)
 /*
  * A read that submit() started as a pread64 on a descriptor without
  * positioned I/O (a pipe, a socket, a terminal: ESPIPE, nothing read):
- * from now on it is a read() that runs alone on its descriptor, in order,
- * as fd_kind()'s FD_STREAM requests do. Returns whether it can start now;
- * if not, it is queued and starts when the requests before it are done.
+ * from now on it is a read() that runs alone on its descriptor, in
+ * submission order, as fd_kind()'s FD_STREAM requests do. Every read
+ * started with it failed the same way and comes here too, each going back
+ * among the pending requests by its seq: each was submitted after those
+ * that ran with it and before any still pending. Then what can start
+ * does, this one or an earlier one; the last to stop running starts the
+ * first.
  */
-static int req_make_stream(struct req *r)
+static void req_make_stream(struct req *r)
 {
 	struct fdq *q = r->q;
-	int now;
+	struct req **pp, *start;
 
 	syslet_atom_init(&r->atom, SYS_read, 0, &r->ret, NULL, 3,
 			 &r->args[0], &r->args[1], &r->args[2]);
 	pthread_mutex_lock(&aio_lock);
 	r->exclusive = 1;
+	r->state = RQ_QUEUED;
 	q->running--;
-	now = !q->pending && !q->running;
-	if (now) {
-		q->running++;
-	} else {
-		*q->tail = r;
+	for (pp = &q->pending; *pp && (*pp)->seq < r->seq; pp = &(*pp)->qnext)
+		;
+	r->qnext = *pp;
+	*pp = r;
+	if (!r->qnext)
 		q->tail = &r->qnext;
-		r->state = RQ_QUEUED;
-	}
+	start = fdq_take(q);
 	pthread_mutex_unlock(&aio_lock);
-	return now;
+	req_start_list(start);
 }
 
 /* Runs @r's atom: in place (done here) or handed off (the reaper ends it). */
@@ -330,14 +376,12 @@ static void req_start(struct req *r)
 	struct syslet_uatom *done;
 
 	done = async_exec(&r->atom, &aio_ahu);
-	if (done == &r->atom && r->ret == -ESPIPE && r->atom.nr == SYS_pread64) {
-		if (req_make_stream(r))
-			req_start(r);
-	} else if (done == &r->atom) {
+	if (done == &r->atom && r->ret == -ESPIPE && r->atom.nr == SYS_pread64)
+		req_make_stream(r);
+	else if (done == &r->atom)
 		req_done(r, r->ret);
-	} else if (threadlet_ptr_err(done)) {	/* could not run at all */
+	else if (threadlet_ptr_err(done))	/* could not run at all */
 		req_done(r, threadlet_ptr_err(done));
-	}
 }
 
 /*
@@ -587,6 +631,7 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	r->hnext = NULL;
 	*slot = r;
 	aio_nreq++;
+	r->seq = aio_nsubmit++;
 	cb->__error_code = EINPROGRESS;
 	cb->__return_value = 0;
 	r->group = group;
