@@ -264,9 +264,10 @@ static void test_pipe_order_cancel(void)
 }
 
 /*
- * Many requests queued on one pipe: all of them read one byte each, in
- * submission order, though each was tried as a pread64 first; each is
- * started by the one before it, without a stack frame per request.
+ * More requests queued on one pipe than the library keeps threadlet
+ * stacks for (128): those past the stacks run as syslet atoms. All of
+ * them, threadlets and atoms, read one byte each, in submission order;
+ * each started by the one before it, without a stack frame per request.
  */
 #define NQ	20000
 static void test_many_queued(void)
@@ -292,6 +293,46 @@ static void test_many_queued(void)
 	      bad, order);
 	close(p[0]);
 	close(p[1]);
+}
+
+/*
+ * aio_read() from inside a threadlet: the library's own threadlet cannot
+ * nest (threadlet_exec() says -EBUSY), so the request runs as a syslet
+ * atom, in place for a cached read.
+ */
+static struct async_head_user tl_ahu;
+static int tl_read_err;
+
+static long tl_reader(void *data)
+{
+	struct aiocb *cb = data;
+
+	tl_read_err = aio_read(cb) ? -errno : wait_one(cb);
+	return complete_threadlet_fn(NULL, &tl_ahu);
+}
+
+static void test_in_threadlet(void)
+{
+	struct aiocb cb;
+	unsigned long stack = threadlet_stack_alloc(64 << 10);
+	int fd = open(FILE_W, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	long r;
+
+	memset(wbuf[0], 0xa5, BLK);
+	tl_ok(!threadlet_err(stack) && fd >= 0 && pwrite(fd, wbuf[0], BLK, 0) == BLK &&
+	      async_head_init(&tl_ahu, 16, 1) == 0, "a stack, a head and a block in %s", FILE_W);
+	memset(rbuf[0], 0, BLK);
+	prep(&cb, fd, rbuf[0], BLK, 0);
+	tl_read_err = -1;
+	r = threadlet_exec(tl_reader, &cb, stack, &tl_ahu);
+	tl_ok(r == 1 && tl_read_err == 0 && aio_return(&cb) == BLK &&
+	      !memcmp(rbuf[0], wbuf[0], BLK),
+	      "aio_read inside a threadlet reads the block (exec %ld, status %d)",
+	      r, tl_read_err);
+	async_head_exit(&tl_ahu);
+	threadlet_stack_free(stack);
+	close(fd);
+	unlink(FILE_W);
 }
 
 /*
@@ -457,6 +498,7 @@ int main(void)
 	test_notifications();
 	test_pipe_order_cancel();
 	test_many_queued();
+	test_in_threadlet();
 	test_fork_exec_close();
 	return tl_exit();
 }

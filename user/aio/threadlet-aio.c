@@ -4,13 +4,18 @@
  * aio_return(), aio_suspend(), aio_cancel() and lio_listio(), with their
  * *64 names, for programs written against glibc's <aio.h>.
  *
- * Each request is one syslet atom (pread64, pwrite64, fsync or fdatasync)
- * run by async_exec() in the submitting thread: if the call does not
- * block, it completes before the submission returns; if it blocks, the
- * caller is handed off and goes on at once, and the atom is posted into
- * one completion ring when it is done. A reaper thread (all signals
+ * Each read or write is one system call (pread64, pwrite64, read or
+ * write) run as a threadlet in the submitting thread: if the call does
+ * not block, it completes before the submission returns; if it blocks,
+ * the caller is handed off and goes on at once, and the request is posted
+ * into one completion ring when it is done. A reaper thread (all signals
  * blocked) waits on that ring, records the results and sends the
- * notifications; so does a submitter for the atoms it ran in place.
+ * notifications; so does a submitter for the requests it ran in place.
+ * aio_fsync() and transfers of TL_AIO_ASYNC_BYTES or more, which the
+ * caller wants overlapped, are syslet atoms that go async at once; so is
+ * any request when no threadlet stack is to be had. A caller that is
+ * itself a threadlet (threadlet_exec() and async_exec() say EBUSY) makes
+ * the system call in place: if it blocks, its own threadlet is handed off.
  *
  * Ordering. Requests on a regular file or block device start at once, in
  * parallel (positioned I/O: their order does not matter); so do reads on
@@ -45,6 +50,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <threadlet.h>
@@ -52,19 +58,30 @@
 #include <unistd.h>
 
 #define AIO_RING	1024		/* completions in flight at most */
-#define AIO_THREADS	64		/* cache-miss threads */
+#define AIO_THREADS	64		/* cache-miss threads, at most */
+#define AIO_THREADS_MIN 16		/* made at the first request */
 #define AIO_MAXREQ	65536		/* requests not yet retrieved */
 #define HASH_BITS	12
 #define TL_AIO_ASYNC_BYTES (256 << 10)	/* and larger: async at once */
 #define TL_AIO_LISTIO_MAX 65536	/* sysconf(_SC_AIO_LISTIO_MAX) is glibc's */
+/*
+ * Threadlet stacks: at most AIO_STACKS exist (twice the cache-miss threads
+ * that can hold one blocked), kept for reuse once made. An application's
+ * signal handler may run on one, so they are as large as a small thread's.
+ */
+#define AIO_STACKS	(2 * AIO_THREADS)
+#define AIO_STACK_SIZE	(256 << 10)
+#define STACK_TO_MAKE	1UL		/* reserved, not yet allocated */
 
 enum req_state { RQ_QUEUED, RQ_RUNNING, RQ_DONE };
 
 struct fdq;
 
 struct req {
-	struct syslet_uatom atom;
+	struct syslet_uatom atom;	/* made only to run as one */
 	unsigned long long args[5];
+	unsigned int nr, nargs;		/* the system call */
+	unsigned int aflags;		/* SYSLET_ASYNC: go async at once */
 	long long ret;
 	struct aiocb *cb;		/* or an aiocb64: see aiocb_offset() */
 	int exclusive;			/* runs alone on its descriptor */
@@ -77,6 +94,7 @@ struct req {
 	struct req *qnext;		/* in q's pending list */
 	struct req *hnext;		/* in the table */
 	unsigned long long seq;		/* submission order */
+	unsigned long stack;		/* threadlet stack top, or 0 */
 };
 
 /*
@@ -105,11 +123,15 @@ static unsigned int aio_nreq;
 static uint32_t aio_seq;		/* bumped at every completion */
 static uint32_t aio_waiters;		/* threads in aio_suspend() */
 static unsigned long long aio_nsubmit;	/* the next request's seq */
+static unsigned long aio_stk[AIO_STACKS];	/* stacks free for reuse */
+static unsigned int aio_nstk;		/* in aio_stk[] */
+static unsigned int aio_stk_total;	/* made or reserved */
 
 static struct async_head_user aio_ahu;
 static unsigned long aio_ring_idx;	/* the reaper's */
 static pthread_once_t aio_once = PTHREAD_ONCE_INIT;
 static int aio_init_error;
+static int aio_ready;			/* tl_aio_init() succeeded */
 static pid_t aio_pid;
 
 /* ---- the table ------------------------------------------------------------ */
@@ -140,6 +162,66 @@ static void table_del(struct req *r)
 		*pp = r->hnext;
 		aio_nreq--;
 	}
+}
+
+/*
+ * The mark of an aiocb with a request whose status is unretrieved:
+ * aio_magic in glibc's private __abs_prio and __policy (which this library,
+ * replacing glibc's AIO, owns), set with the request under aio_lock and
+ * cleared by aio_return(). With it, aio_error() and aio_suspend() read
+ * __error_code, written last with release, without the lock or the table;
+ * an aiocb without it (never submitted, retrieved, a fork child's copy of
+ * the parent's: the child gets a new aio_magic) takes the table's answer.
+ * aio_magic is random (AT_RANDOM), never 0, so another aiocb, zeroed or
+ * not, bears it by chance with a probability of 2^-64.
+ */
+static uint64_t aio_magic;
+
+static uint64_t cb_mark(const struct aiocb *cb)
+{
+	uint64_t m;
+
+	memcpy(&m, &cb->__abs_prio, sizeof(m));
+	return m;
+}
+
+static void cb_set_mark(struct aiocb *cb, uint64_t m)
+{
+	memcpy(&cb->__abs_prio, &m, sizeof(m));
+}
+
+_Static_assert(offsetof(struct aiocb, __policy) ==
+	       offsetof(struct aiocb, __abs_prio) + sizeof(int), "aiocb mark");
+
+/*
+ * Requests are kept for reuse: a burst of them would otherwise overflow
+ * malloc's per-thread cache and cost a trip through its bins each. At
+ * most AIO_REQ_CACHE are kept. Caller holds aio_lock.
+ */
+#define AIO_REQ_CACHE	1024
+static struct req *aio_free_reqs;	/* linked by hnext */
+static unsigned int aio_nfree;
+
+static struct req *req_alloc(void)
+{
+	struct req *r = aio_free_reqs;
+
+	if (!r)
+		return malloc(sizeof(*r));
+	aio_free_reqs = r->hnext;
+	aio_nfree--;
+	return r;
+}
+
+static void req_free(struct req *r)
+{
+	if (aio_nfree >= AIO_REQ_CACHE) {
+		free(r);
+		return;
+	}
+	r->hnext = aio_free_reqs;
+	aio_free_reqs = r;
+	aio_nfree++;
 }
 
 /* ---- notification ------------------------------------------------------- */
@@ -294,21 +376,31 @@ static void req_start_list(struct req *start)
  */
 static void req_finish_unlock(struct req *r, int error, ssize_t result)
 {
-	struct sigevent note = { .sigev_notify = SIGEV_NONE };
-	struct sigevent gnote = { .sigev_notify = SIGEV_NONE };
+	struct sigevent note, gnote;
+	int has_note = r->sev.sigev_notify != SIGEV_NONE, has_gnote = 0;
 	struct fdq *q = r->q;
 	struct req *start;
 
 	if (q && r->state == RQ_RUNNING)
 		q->running--;
+	/* Its threadlet ran in place or was popped: the stack is free. */
+	if (r->stack) {
+		if (r->stack == STACK_TO_MAKE)
+			aio_stk_total--;
+		else
+			aio_stk[aio_nstk++] = r->stack;
+		r->stack = 0;
+	}
 	r->error = error;
 	r->result = result;
 	r->state = RQ_DONE;
-	r->cb->__error_code = error;
 	r->cb->__return_value = result;
-	note = r->sev;
+	__atomic_store_n(&r->cb->__error_code, error, __ATOMIC_RELEASE);
+	if (has_note)
+		note = r->sev;
 	if (r->group && --r->group->left == 0) {
 		gnote = r->group->sev;
+		has_gnote = 1;
 		free(r->group);
 	}
 	r->group = NULL;
@@ -323,8 +415,10 @@ static void req_finish_unlock(struct req *r, int error, ssize_t result)
 	pthread_mutex_unlock(&aio_lock);
 	if (__atomic_load_n(&aio_waiters, __ATOMIC_SEQ_CST))
 		syscall(SYS_futex, &aio_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-	notify(&note);
-	notify(&gnote);
+	if (has_note)
+		notify(&note);
+	if (has_gnote)
+		notify(&gnote);
 	req_start_list(start);
 }
 
@@ -353,8 +447,8 @@ static void req_make_stream(struct req *r)
 	struct fdq *q = r->q;
 	struct req **pp, *start;
 
-	syslet_atom_init(&r->atom, SYS_read, 0, &r->ret, NULL, 3,
-			 &r->args[0], &r->args[1], &r->args[2]);
+	r->nr = SYS_read;
+	r->nargs = 3;
 	pthread_mutex_lock(&aio_lock);
 	r->exclusive = 1;
 	r->state = RQ_QUEUED;
@@ -370,18 +464,109 @@ static void req_make_stream(struct req *r)
 	req_start_list(start);
 }
 
-/* Runs @r's atom: in place (done here) or handed off (the reaper ends it). */
+/*
+ * The system call of @r's atom, without errno: after a hand-off this runs
+ * in a cache-miss thread, and glibc's syscall() would write the errno of
+ * whichever thread the compiler computed its address in.
+ */
+static long req_syscall(const struct req *r)
+{
+	long ret;
+#ifdef __x86_64__
+	register long r10 __asm__("r10") = (long)r->args[3];
+	register long r8 __asm__("r8") = (long)r->args[4];
+
+	__asm__ __volatile__("syscall"
+			     : "=a" (ret)
+			     : "0" ((long)r->nr), "D" ((long)r->args[0]),
+			       "S" ((long)r->args[1]), "d" ((long)r->args[2]),
+			       "r" (r10), "r" (r8)
+			     : "rcx", "r11", "memory");
+#else
+	__asm__ __volatile__("int $0x80"
+			     : "=a" (ret)
+			     : "0" ((long)r->nr), "b" ((long)r->args[0]),
+			       "c" ((long)r->args[1]), "d" ((long)r->args[2]),
+			       "S" ((long)r->args[3]), "D" ((long)r->args[4])
+			     : "memory");
+#endif
+	return ret;
+}
+
+/* A request as a threadlet: its event is @r, popped by the reaper. */
+static long req_fn(void *data)
+{
+	struct req *r = data;
+
+	r->ret = req_syscall(r);
+	return complete_threadlet_fn(r, &aio_ahu);
+}
+
+/*
+ * @r's system call returned r->ret, in place or in a cache-miss thread
+ * (popped by the reaper). A pread64 on a descriptor without positioned
+ * I/O read nothing and becomes an ordered read().
+ */
+static void req_ended(struct req *r)
+{
+	if (r->ret == -ESPIPE && r->nr == SYS_pread64) {
+		req_make_stream(r);
+		return;
+	}
+	req_done(r, r->ret);
+}
+
+/*
+ * Runs @r: as a threadlet if it has a stack (one reserved at submission
+ * is made here, without aio_lock), otherwise as its syslet atom; in place
+ * (ended here) or handed off (the reaper ends it).
+ */
 static void req_start(struct req *r)
 {
 	struct syslet_uatom *done;
+	long ret;
 
+	if (r->stack == STACK_TO_MAKE) {
+		unsigned long top = threadlet_stack_alloc(AIO_STACK_SIZE);
+
+		if (!threadlet_err(top)) {
+			r->stack = top;
+		} else {
+			pthread_mutex_lock(&aio_lock);
+			aio_stk_total--;
+			r->stack = 0;
+			pthread_mutex_unlock(&aio_lock);
+		}
+	}
+	if (r->stack) {
+		ret = threadlet_exec(req_fn, r, r->stack, &aio_ahu);
+
+		if (ret == 1)
+			req_ended(r);
+		if (ret >= 0)
+			return;
+		/* Refused (-EBUSY: the caller is a threadlet): see below. */
+	}
+	ret = syslet_atom_init(&r->atom, r->nr, r->aflags, &r->ret, NULL,
+			       r->nargs, &r->args[0], &r->args[1], &r->args[2],
+			       &r->args[3], &r->args[4]);
+	if (ret) {
+		req_done(r, ret);
+		return;
+	}
 	done = async_exec(&r->atom, &aio_ahu);
-	if (done == &r->atom && r->ret == -ESPIPE && r->atom.nr == SYS_pread64)
-		req_make_stream(r);
-	else if (done == &r->atom)
-		req_done(r, r->ret);
-	else if (threadlet_ptr_err(done))	/* could not run at all */
+	if (done == &r->atom) {
+		req_ended(r);
+	} else if (threadlet_ptr_err(done) == -EBUSY) {
+		/*
+		 * The caller is itself a threadlet: the call runs in it, and
+		 * if it blocks, the caller's threadlet is what is handed off.
+		 */
+		r->ret = req_syscall(r);
+		req_ended(r);
+	} else if (threadlet_ptr_err(done)) {	/* could not run at all */
 		req_done(r, threadlet_ptr_err(done));
+	}
 }
 
 /*
@@ -408,9 +593,10 @@ static void *reaper(void *arg)
 
 			nanosleep(&ts, NULL);
 		}
+		/* An atom's event is its request (the first member). */
 		while ((a = async_ring_pop(&aio_ahu)) != NULL) {
 			aio_ring_idx++;
-			req_done((struct req *)a, ((struct req *)a)->ret);
+			req_ended((struct req *)a);
 		}
 	}
 	return NULL;
@@ -423,18 +609,30 @@ static void aio_atfork_child(void)
 	aio_fdqs = NULL;
 	aio_nreq = 0;
 	aio_waiters = 0;
+	/* The free stacks are mapped here too; those in use are lost. */
+	aio_stk_total = aio_nstk;
 	aio_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+	aio_ready = 0;
+	aio_magic = 0;		/* the parent's aiocbs are not marked here */
 	pthread_mutex_init(&aio_lock, NULL);
 }
 
 static void tl_aio_init(void)
 {
+	const void *rnd;
 	sigset_t all, old;
 	pthread_t t;
 	int err;
 
 	aio_pid = getpid();
-	err = async_head_init_pool(&aio_ahu, AIO_RING, 2, AIO_THREADS);
+	/* In a fork child, another one: AT_RANDOM's bytes plus the PID. */
+	rnd = (const void *)getauxval(AT_RANDOM);
+	if (rnd)
+		memcpy(&aio_magic, rnd, sizeof(aio_magic));
+	aio_magic += (uint64_t)aio_pid;
+	if (!aio_magic)
+		aio_magic = 1;
+	err = async_head_init_pool(&aio_ahu, AIO_RING, AIO_THREADS_MIN, AIO_THREADS);
 	if (err) {
 		aio_init_error = err < 0 ? -err : EAGAIN;
 		return;
@@ -451,6 +649,7 @@ static void tl_aio_init(void)
 	}
 	pthread_detach(t);
 	aio_init_error = 0;
+	__atomic_store_n(&aio_ready, 1, __ATOMIC_RELEASE);
 	pthread_atfork(NULL, NULL, aio_atfork_child);
 }
 
@@ -529,9 +728,12 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	enum fd_kind kind = FD_BAD;
 	int nr = 0, nargs = 0, wait = 0, err = 0;
 
-	pthread_once(&aio_once, tl_aio_init);
-	if (aio_init_error)
-		return aio_init_error;
+	/* Set up once; tl_aio_init() published aio_ready with release. */
+	if (!__atomic_load_n(&aio_ready, __ATOMIC_ACQUIRE)) {
+		pthread_once(&aio_once, tl_aio_init);
+		if (aio_init_error)
+			return aio_init_error;
+	}
 	if (!sigevent_ok(&cb->aio_sigevent))
 		return EINVAL;
 	/*
@@ -580,9 +782,28 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 		err = EINVAL;		/* lio_listio(): a bad aio_lio_opcode */
 	}
 
-	r = calloc(1, sizeof(*r));
-	if (!r)
+	pthread_mutex_lock(&aio_lock);
+	slot = table_slot(cb);
+	if (*slot && (*slot)->state < RQ_DONE) {
+		pthread_mutex_unlock(&aio_lock);
+		return EINVAL;		/* the aiocb is still in use */
+	}
+	if (aio_nreq >= AIO_MAXREQ) {
+		pthread_mutex_unlock(&aio_lock);
 		return EAGAIN;
+	}
+	if (*slot) {			/* a finished request on this aiocb */
+		r = *slot;
+		table_del(r);
+	} else {
+		r = req_alloc();
+		if (!r) {
+			pthread_mutex_unlock(&aio_lock);
+			return EAGAIN;
+		}
+	}
+	/* The atom is made in req_start() if it is needed. */
+	memset(&r->args, 0, sizeof(*r) - offsetof(struct req, args));
 	r->cb = cb;
 	r->sev = cb->aio_sigevent;
 	r->error = EINPROGRESS;
@@ -601,39 +822,18 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	 * device wherever there is one, and the caller asked for them to
 	 * overlap.
 	 */
-	if (!err)
-		err = -syslet_atom_init(&r->atom, nr,
-					op == O_SYNC || op == O_DSYNC ||
-					cb->aio_nbytes >= TL_AIO_ASYNC_BYTES ?
-					SYSLET_ASYNC : 0, &r->ret, NULL, nargs,
-					&r->args[0], &r->args[1], &r->args[2],
-					&r->args[3], &r->args[4]);
+	r->nr = nr;
+	r->nargs = nargs;
+	if (op == O_SYNC || op == O_DSYNC || cb->aio_nbytes >= TL_AIO_ASYNC_BYTES)
+		r->aflags = SYSLET_ASYNC;
 
-	pthread_mutex_lock(&aio_lock);
 	slot = table_slot(cb);
-	if (*slot && (*slot)->state < RQ_DONE) {
-		pthread_mutex_unlock(&aio_lock);
-		free(r);
-		return EINVAL;		/* the aiocb is still in use */
-	}
-	if (aio_nreq >= AIO_MAXREQ) {
-		pthread_mutex_unlock(&aio_lock);
-		free(r);
-		return EAGAIN;
-	}
-	if (*slot) {			/* a finished request on this aiocb */
-		struct req *old = *slot;
-
-		table_del(old);
-		free(old);
-		slot = table_slot(cb);
-	}
-	r->hnext = NULL;
 	*slot = r;
 	aio_nreq++;
 	r->seq = aio_nsubmit++;
 	cb->__error_code = EINPROGRESS;
 	cb->__return_value = 0;
+	cb_set_mark(cb, aio_magic);
 	r->group = group;
 	if (err) {
 		r->state = RQ_RUNNING;
@@ -644,9 +844,17 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	r->q = fdq_get(cb->aio_fildes);
 	if (!r->q) {
 		table_del(r);
+		req_free(r);
 		pthread_mutex_unlock(&aio_lock);
-		free(r);
 		return EAGAIN;
+	}
+	if (!(r->aflags & SYSLET_ASYNC)) {
+		if (aio_nstk) {
+			r->stack = aio_stk[--aio_nstk];
+		} else if (aio_stk_total < AIO_STACKS) {
+			aio_stk_total++;
+			r->stack = STACK_TO_MAKE;
+		}
 	}
 	wait = r->q->pending || (r->exclusive && r->q->running);
 	if (wait) {
@@ -700,6 +908,8 @@ int aio_error(const struct aiocb *cb)
 	struct req *r;
 	int ret;
 
+	if (cb_mark(cb) == aio_magic && aio_magic)
+		return __atomic_load_n(&cb->__error_code, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&aio_lock);
 	r = *table_slot(cb);
 	/*
@@ -714,12 +924,13 @@ int aio_error(const struct aiocb *cb)
 
 ssize_t aio_return(struct aiocb *cb)
 {
-	struct req *r;
+	struct req *r, **slot;
 	ssize_t ret;
 	int err;
 
 	pthread_mutex_lock(&aio_lock);
-	r = *table_slot(cb);
+	slot = table_slot(cb);
+	r = *slot;
 	if (!r || r->state != RQ_DONE) {
 		pthread_mutex_unlock(&aio_lock);
 		errno = EINVAL;
@@ -727,23 +938,27 @@ ssize_t aio_return(struct aiocb *cb)
 	}
 	ret = r->result;
 	err = r->error;
-	table_del(r);
+	cb_set_mark(cb, 0);
+	*slot = r->hnext;
+	aio_nreq--;
+	req_free(r);
 	pthread_mutex_unlock(&aio_lock);
-	free(r);
 	if (ret < 0)
 		errno = err;
 	return ret;
 }
 
+/*
+ * Whether an aiocb of @list is done, or is none of ours (aio_suspend()
+ * returns at once for it, as for one done). Without aio_lock: see
+ * cb_mark().
+ */
 static int any_done(const struct aiocb *const list[], int n)
 {
 	for (int i = 0; i < n; i++) {
-		struct req *r;
-
 		if (!list[i])
 			continue;
-		r = *table_slot(list[i]);
-		if (!r || r->state >= RQ_DONE)
+		if (aio_error(list[i]) != EINPROGRESS)
 			return 1;
 	}
 	return 0;
@@ -757,6 +972,8 @@ int aio_suspend(const struct aiocb *const list[], int n,
 {
 	int ret;
 
+	if (n > 0 && any_done(list, n))	/* no need to count */
+		return 0;
 	/* Counted before its first read of aio_seq: req_finish_unlock(). */
 	__atomic_add_fetch(&aio_waiters, 1, __ATOMIC_SEQ_CST);
 	ret = suspend(list, n, timeout);
@@ -784,13 +1001,9 @@ static int suspend(const struct aiocb *const list[], int n,
 	}
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&aio_seq, __ATOMIC_SEQ_CST);
-		int done;
 		long ret;
 
-		pthread_mutex_lock(&aio_lock);
-		done = any_done(list, n);
-		pthread_mutex_unlock(&aio_lock);
-		if (done)
+		if (any_done(list, n))
 			return 0;
 		if (timeout) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
