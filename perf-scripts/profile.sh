@@ -1,7 +1,7 @@
 #!/bin/bash
 # Where the instructions of a blocking threadlet go: one -icount boot
 # samples micro.c's "profile" and "profile_futex" loops with perf's
-# cpu-clock, one sample every PERIOD guest instructions, and profile.py
+# cpu-clock, one sample every PERIOD guest instructions, and report.py profile
 # writes the breakdown by function and phase. Under -icount a function's
 # share of the samples is its share of the instructions; the instructions
 # per iteration come from a run of the same loops without perf.
@@ -42,6 +42,6 @@ BUILD=$BUILD KERNEL=$KERNEL INITRD=$IMG/initramfs.cpio DISK=$BUILD/disk.img \
 rc=$?
 grep -v -e '^\[' -e '^TL-' "$log" | sed 's/^ *//' > "$raw"
 [ "$rc" = 0 ] || { echo "$NAME: the guest run failed (exit $rc), see $log" >&2; exit 1; }
-python3 "$HERE/profile.py" --period "$PERIOD" --kernel "$KERNEL" "$raw" > "$RESULTS/profile.md" ||
+python3 "$HERE/report.py" profile --period "$PERIOD" "$raw" > "$RESULTS/profile.md" ||
 	exit 1
 cat "$RESULTS/profile.md"
