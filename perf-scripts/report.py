@@ -623,42 +623,37 @@ PROFILE_TITLES = {
 
 # Phases of one hand-off and completion, by function name (first match).
 PHASES = [
-    ("hand-off: sleep hook, claim, identity checks", r"threadlet_handoff|"
-     r"__threadlet_sleeping|threadlet_try_handoff|threadlet_check|async_claim|"
-     r"threadlet_reg_head|threadlet_creds|threadlet_cpus|threadlet_seccomp|"
-     r"threadlet_audit|threadlet_lsm|threadlet_ioprio|threadlet_in_rseq|"
-     r"threadlet_frame_ok"),
-    ("hand-off: identity swap", r"threadlet_swap|exchange_tids|swap_|transfer_pid|"
+    ('hand-off: sleep hook, claim, identity checks', r"threadlet_handoff|__threadlet_sleeping|"
+     r"threadlet_try_handoff|threadlet_check|async_claim|threadlet_reg_head|threadlet_creds|"
+     r"threadlet_cpus|threadlet_seccomp|threadlet_audit|threadlet_lsm|threadlet_ioprio|"
+     r"threadlet_in_rseq|threadlet_frame_ok"),
+    ('hand-off: identity swap', r"threadlet_swap|exchange_tids|swap_|transfer_pid|"
      r"threadlet_move_leader|threadlet_adopt|hlists_swap|recalc_sigpending"),
-    ("TLS bases and arch state", r"arch_threadlet|current_save_fsgs|x86_.*base|"
-     r"load_gs_index|read_pkru|do_arch_prctl|save_fsgs|wrfsbase|rdfsbase"),
-    ("async head lookup", r"async_head_get|async_head_put|async_head_lookup|"
-     r"^xa_load|^xas_"),
-    ("park, resume as head", r"async_park|async_thread|async_go_home"),
-    ("ring post", r"async_post|async_wait_for_slot"),
+    ('TLS bases and arch state', r"arch_threadlet|current_save_fsgs|x86_.*base|load_gs_index|"
+     r"read_pkru|do_arch_prctl|save_fsgs|wrfsbase|rdfsbase"),
+    ('async head lookup', r"async_head_get|async_head_put|async_head_lookup|^xa_load|^xas_"),
+    ('park, resume as head', r"async_park|async_thread|async_go_home"),
+    ('ring post', r"async_post|async_wait_for_slot"),
     ("head's wait", r"async_wait|__x64_sys_async_wait"),
-    ("futex", r"futex"),
-    ("pipe read and write", r"pipe_|anon_pipe|_copy_(to|from)_iter|copy_page_(to|from)_iter|"
-     r"atime|file_update_time|current_time|timestamp_truncate|fsnotify|"
-     r"inode_needs_update_time|^copyin|^copyout|page_copy_sane|kmap_local|"
-     r"vfs_read|vfs_write|ksys_read|ksys_write|fdget_pos|fdput_pos|__fget|"
-     r"^fput|^fdput|init_sync_kiocb|rw_verify_area|__x64_sys_read|__x64_sys_write"),
-    ("wake-up", r"try_to_wake_up|ttwu|wake_up|__wake_up|wake_q|select_task_rq|"
-     r"enqueue|check_preempt|activate_task|resched_curr|autoremove_wake|"
-     r"default_wake"),
-    ("context switch, scheduler", r"schedule|__switch_to|switch_mm|finish_task_switch|"
-     r"pick_next|put_prev|set_next|dequeue|update_curr|update_load|"
-     r"update_cfs|__update_load|reweight|update_rq|sched_|psi_|cpuacct|"
-     r"rb_|place_entity|__calc_delta|update_min_vruntime|"
+    ('futex', r"futex"),
+    ('pipe read and write', r"pipe_|anon_pipe|_copy_(to|from)_iter|copy_page_(to|from)_iter|atime|"
+     r"file_update_time|current_time|timestamp_truncate|fsnotify|inode_needs_update_time|^copyin|"
+     r"^copyout|page_copy_sane|kmap_local|vfs_read|vfs_write|ksys_read|ksys_write|fdget_pos|"
+     r"fdput_pos|__fget|^fput|^fdput|init_sync_kiocb|rw_verify_area|__x64_sys_read|"
+     r"__x64_sys_write"),
+    ('wake-up', r"try_to_wake_up|ttwu|wake_up|__wake_up|wake_q|select_task_rq|enqueue|"
+     r"check_preempt|activate_task|resched_curr|autoremove_wake|default_wake"),
+    ('context switch, scheduler', r"schedule|__switch_to|switch_mm|finish_task_switch|pick_next|"
+     r"put_prev|set_next|dequeue|update_curr|update_load|update_cfs|__update_load|reweight|"
+     r"update_rq|sched_|psi_|cpuacct|rb_|place_entity|__calc_delta|update_min_vruntime|"
      r"prepare_to_wait|finish_wait|init_wait_entry|hrtick|pick_"),
-    ("locks (and irq-off regions, see above)", r"_raw_spin|raw_spin|mutex_|"
-     r"__lock_text|_raw_write|_raw_read"),
-    ("return to user: rseq, resume work", r"rseq|mem_cgroup_handle_over_high|"
-     r"resume_user_mode|blkcg_maybe_throttle"),
-    ("system call entry and exit", r"entry_SYSCALL|do_syscall|syscall_|x64_sys_call|"
-     r"exit_to_user|fpregs|restore_fpregs|switch_fpu|fpu__|xfd_|error_entry|"
-     r"native_iret|irqentry"),
-    ("user space: libthreadlet, micro.c, libc", r"^\[\.\]"),
+    ('locks (and irq-off regions, see above)',
+     r"_raw_spin|raw_spin|mutex_|__lock_text|_raw_write|_raw_read"),
+    ('return to user: rseq, resume work', r"rseq|mem_cgroup_handle_over_high|resume_user_mode|"
+     r"blkcg_maybe_throttle"),
+    ('system call entry and exit', r"entry_SYSCALL|do_syscall|syscall_|x64_sys_call|exit_to_user|"
+     r"fpregs|restore_fpregs|switch_fpu|fpu__|xfd_|error_entry|native_iret|irqentry"),
+    ('user space: libthreadlet, micro.c, libc', r"^\[\.\]"),
 ]
 OTHER = "other kernel"
 
@@ -728,22 +723,20 @@ def profile(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    i = sub.add_parser("ingest")
+    i, r, p = (sub.add_parser(c) for c in ("ingest", "report", "profile"))
     i.add_argument("bench", choices=["micro", "micro32", "micro32-i386", "io", "scale"])
     i.add_argument("--mode", choices=["icount", "wall"], required=True)
     i.add_argument("--boot", type=int, default=1)
     i.add_argument("--case", default="", help="io: count every case as this one")
     i.add_argument("--date", help="of the run [the file's date line, or now]")
-    i.add_argument("file")
-    r = sub.add_parser("report")
     r.add_argument("--results", default="build/results")
     r.add_argument("--readme")
     r.add_argument("--template", default="docs/figures.md.in")
     r.add_argument("--no-plots", action="store_true")
-    p = sub.add_parser("profile")
     p.add_argument("--period", type=int, required=True)
     p.add_argument("--min-share", type=float, default=0.005)
-    p.add_argument("file")
+    for x in (i, p):
+        x.add_argument("file")
     a = ap.parse_args()
     dict(ingest=ingest, report=report, profile=profile)[a.cmd](a)
 
