@@ -1,6 +1,5 @@
-# Sourced by the perf-scripts/*.sh drivers: shared defaults, checks, and
-# the rule that builds a static benchmark against libthreadlet.
-# Callers set NAME (for messages) before sourcing.
+# Sourced by the perf-scripts/*.sh drivers (NAME set first): defaults,
+# checks, and the helpers that build a benchmark, its image and boot it.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -14,6 +13,8 @@ die() { echo "$NAME: $*" >&2; exit 64; }
 
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (make kernel)"
 [ -f "$LIBTL" ] || die "no library at $LIBTL (make user)"
+mkdir -p "$RESULTS" "$BUILD/logs"
+export BUILD KERNEL
 
 # Under host load the guest often fails to calibrate its TSC against the
 # PIT and falls back to jiffies (1 ms clock steps, and clock_gettime
@@ -32,8 +33,8 @@ NULLBLK_APPEND="null_blk.memory_backed=1 null_blk.irqmode=2 null_blk.completion_
 
 # build_bench <source.c> <binary> [extra options and libraries...]:
 # (re)builds a static benchmark when it is older than its source, a header
-# it includes (gcc -MMD -MP writes them to <binary>.d), the library or a
-# library given.
+# it includes (from <binary>.d, which gcc -MMD -MP writes), the library or
+# a library given.
 build_bench() {
 	local src=$1 bin=$2 f fresh=0
 	shift 2
@@ -54,16 +55,33 @@ build_bench() {
 }
 
 # bench_image <name> <binary>...: a guest image of its own in $BUILD/<name>
-# (busybox, perf, fio and these binaries, by their base names, in its test
-# list), so that the main image and its list stay as they are.
+# (busybox, perf, fio, <name>/bin/* and these binaries, by their base
+# names, in its test list), so that the main image and its list stay as
+# they are. tests/mkimage.sh makes the same bytes from the same inputs.
 bench_image() {
 	local img=$BUILD/$1 b
 	shift
-	mkdir -p "$img/bin" "$RESULTS" "$BUILD/logs"
+	mkdir -p "$img/bin"
 	: > "$img/list"
 	for b in "$@"; do
-		cp "$b" "$img/bin/"
+		[ "$b" -ef "$img/bin/${b##*/}" ] || cp "$b" "$img/bin/"
 		basename "$b" >> "$img/list"
 	done
-	"$REPO/tests/mkimage.sh" "$img" "$img/bin" "$img/list" > /dev/null
+	"$REPO/tests/mkimage.sh" "$img" "$img/bin" "$img/list"
+}
+
+# boot <name> <image dir> [run-qemu.sh options...]: one boot of that
+# image, TIMEOUT [900 s] for it and for the guest; serial log
+# $BUILD/logs/<name>.log. KERNEL and QEMU_* may be set for it.
+boot() {
+	local name=$1 img=$2
+	shift 2
+	INITRD=$img/initramfs.cpio DISK=$img/disk.img "$REPO/tests/run-qemu.sh" --name "$name" --log "$BUILD/logs/$name.log" \
+		--timeout "${TIMEOUT:-900}" --guest-timeout "${TIMEOUT:-900}" "$@" > /dev/null
+}
+
+# guest_out <log>: the guest's output: no kernel messages, runner markers
+# or the firmware's escape sequences before the first line.
+guest_out() {
+	tr -d '\r' < "$1" | sed 's/^.*\x1b\[2J//' | grep -a -v -e '^\[' -e '^TL-'
 }

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """The benchmarks' one record format and one report generator.
 
-  report.py ingest BENCH --mode icount|wall --boot N [--case C] FILE
-      turns a guest's output (micro, micro32, io, scale) into records,
-      one JSON object a line on stdout:
-      {bench, method, case, params, figure, unit, boot, mode, date}
+  report.py ingest BENCH --mode icount|wall [--boot N] [--case C] FILE
+      a guest's output (micro, micro32, micro32-i386, io, scale) as records,
+      one JSON object a line: {bench, method, case, params, figure, unit,
+      boot, mode, date}
   report.py report [--results DIR] [--readme FILE --template FILE] [--no-plots]
-      reads DIR/*.jsonl and writes DIR/micro.md, io.md, scale.md, the
-      determinism comparisons (DIR/micro-determinism.txt and
-      io-determinism.txt), the plots, and the README's figures section
-      between its markers, from the template.
+      DIR/*.jsonl -> DIR/micro.md, io.md, scale.md, the determinism
+      comparisons (micro- and io-determinism.txt), the plots, and the
+      README's figures section between its markers, from the template
+  report.py profile --period P FILE
+      profile.sh's perf report output -> the profile tables (markdown)
 
 A template is markdown with {{ expression }} fields, Python expressions
 evaluated with fig(bench, method, case, mode, boot, unit, **params),
@@ -74,13 +75,18 @@ def ingest_micro(lines, bench):
     return out
 
 
+IO_HASH = re.compile(r"^# (\w+) (\w+) (\d+): ns/read min (\S+) median \S+ max (\S+), "
+                     r"cpu-ns/read min (\S+) median \S+ max (\S+) over (\d+) runs; "
+                     r"cache hits (\d+)\.\.(\d+) of (\d+)(?:; hand-offs (\d+) fallbacks (\d+))?")
+
+
 def ingest_io(lines, case_as):
     """io.c's IO and '#' lines, PERF (perf stat CSV), XIO (ours paired with
     fio), FIO (fio's --output-format=json between FIO and FIO-END)."""
     out, i = [], 0
     c = lambda x: case_as or x
     while i < len(lines):
-        l, f = lines[i], lines[i].split()
+        l, f, p = lines[i], lines[i].split(), lines[i].split(";")
         i += 1
         if re.match(r"^((io|fio)( \w+ \w+ \d+)?: |Segmentation fault|Bus error|Aborted|Killed)",
                     l) and "all reads checked" not in l:
@@ -88,9 +94,7 @@ def ingest_io(lines, case_as):
         if l.startswith("IO ") and len(f) == 7:
             for unit, v in zip(("reads/s", "ns/read", "cpu-ns/read"), f[4:]):
                 out.append(rec("io", f[2], float(v), unit, c(f[1]), n=int(f[3])))
-        m = re.match(r"^# (\w+) (\w+) (\d+): ns/read min (\S+) median \S+ max (\S+), "
-                     r"cpu-ns/read min (\S+) median \S+ max (\S+) over (\d+) runs; "
-                     r"cache hits (\d+)\.\.(\d+) of (\d+)(?:; hand-offs (\d+) fallbacks (\d+))?", l)
+        m = IO_HASH.match(l)
         if m:
             for r in out[-3:]:
                 if r["unit"] == "ns/read":
@@ -99,19 +103,15 @@ def ingest_io(lines, case_as):
                     r["params"].update(min=float(m[6]), max=float(m[7]))
             if m[12]:
                 out.append(rec("io", m[2], int(m[12]), "hand-offs", c(m[1]), n=int(m[3])))
-        if l.startswith("PERF;"):
-            p = l.split(";")
-            if re.match(r"^[0-9.]+$", p[5]) and float(p[4]) > 0:
-                out.append(rec("io-perf", p[2], float(p[5]) / float(p[4]), p[7] + "/read",
-                               c(p[1]), n=int(p[3]), reads=int(p[4])))
+        if l.startswith("PERF;") and re.match(r"^[0-9.]+$", p[5]) and float(p[4]) > 0:
+            out.append(rec("io-perf", p[2], float(p[5]) / float(p[4]), p[7] + "/read",
+                           c(p[1]), n=int(p[3]), reads=int(p[4])))
         if l.startswith("XIO "):
             out.append(rec("io-paired", f[2], float(f[5]), "reads/s", c(f[1]),
                            n=int(f[3]), run=int(f[4]), cpu=float(f[7])))
-        if l.startswith("FIOPERF;"):
-            p = l.split(";")
-            if re.match(r"^[0-9.]+$", p[6]):
-                out.append(rec("fio-perf", p[2], float(p[6]), p[8], c(p[1]), n=int(p[3]),
-                               part=p[4], reads=int(p[5])))
+        if l.startswith("FIOPERF;") and re.match(r"^[0-9.]+$", p[6]):
+            out.append(rec("fio-perf", p[2], float(p[6]), p[8], c(p[1]), n=int(p[3]),
+                           part=p[4], reads=int(p[5])))
         if l.startswith("FIO ") and len(f) == 7:
             body = []
             while i < len(lines) and not lines[i].startswith("FIO-END"):
@@ -132,11 +132,6 @@ def ingest_io(lines, case_as):
     return out
 
 
-def ingest_scale(lines):
-    return [rec("scale", f[1], float(f[3]), "loops/s", vcpus=int(f[0]), heads=int(f[2]))
-            for f in (l.split() for l in lines) if len(f) == 4]
-
-
 def ingest(a):
     lines = open(a.file, encoding="utf-8", errors="replace").read().splitlines()
     if a.bench.startswith("micro"):
@@ -144,7 +139,8 @@ def ingest(a):
     elif a.bench == "io":
         recs = ingest_io(lines, a.case)
     else:
-        recs = ingest_scale(lines)
+        recs = [rec("scale", f[1], float(f[3]), "loops/s", vcpus=int(f[0]), heads=int(f[2]))
+                for f in (l.split() for l in lines) if len(f) == 4]
     if not recs:
         sys.exit("report.py: no figures in %s" % a.file)
     # the run's date: --date, or the driver's "# YYYY-MM-DD HH:MM:SS UTC" line
@@ -161,15 +157,13 @@ class Records:
     def __init__(self, recs):
         self.recs = recs
 
-    def sel(self, **kw):
-        par = kw.pop("params", {})
+    def sel(self, params={}, **kw):
         return [r for r in self.recs if all(r.get(k) == v for k, v in kw.items())
-                and all(r["params"].get(k) == v for k, v in par.items())]
+                and all(r["params"].get(k) == v for k, v in params.items())]
 
     def fig(self, bench, method, case="", mode="icount", boot=1, unit=None, **params):
         rs = [r for r in self.sel(bench=bench, method=method, case=case, mode=mode,
-                                  boot=boot, params=params)
-              if unit is None or r["unit"] == unit]
+                                  boot=boot, params=params) if unit in (None, r["unit"])]
         return rs[0]["figure"] if rs else None
 
     def date(self, bench, mode=None):
@@ -178,24 +172,18 @@ class Records:
         return ds[-1] if ds else "no run"
 
 
-def n0(x):
-    return "-" if x is None else "{:,.0f}".format(x)
+def fmt(f):
+    return lambda x: "-" if x is None else f.format(x)
 
 
-def n1(x):
-    return "-" if x is None else "{:,.1f}".format(x)
-
-
-def x2(x):
-    return "-" if x is None else "%.2f" % x
+n0, n1, x2 = fmt("{:,.0f}"), fmt("{:,.1f}"), fmt("{:.2f}")
+pct = lambda s: "-" if s is None else "%.2f%%" % s
 
 
 def spread(a, b):
     if a is None or b is None or (a != b and min(a, b) <= 0):
         return None
-    if a == b:
-        return 0.0
-    return 100.0 * abs(a - b) / min(a, b)
+    return 0.0 if a == b else 100.0 * abs(a - b) / min(a, b)
 
 
 def md(head, rows, right=()):
@@ -241,6 +229,24 @@ def runs(R, bench):
 def run_name(mb):
     return mb[0] if mb[1] == 1 else "%s-%d" % mb
 
+
+def write(res, name, lines):
+    with open(os.path.join(res, name), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines).rstrip() + "\n")
+
+
+def plot(res, png, data, size, title, script):
+    """gnuplot: @script after the terminal, output and title; $d is @data."""
+    gp = "$d << EOD\n%s\nEOD\n%s\n" % ("\n".join(data), "\n".join([
+        "set terminal pngcairo size %s font ',10' noenhanced" % size,
+        "set output '%s'" % os.path.join(res, png), "set title '%s'" % title] + script))
+    if subprocess.run(["gnuplot"], input=gp.encode()).returncode:
+        print("report.py: gnuplot failed for %s" % png, file=sys.stderr)
+
+
+HISTOGRAM = ["set style fill solid 0.8 border -1", "set boxwidth 0.9",
+             "set datafile missing '-'"]
+
 # ---- micro ------------------------------------------------------------------------
 
 
@@ -258,8 +264,7 @@ def micro_table(R, bench="micro"):
             v = R.fig(bench, m, mode=mode, boot=boot, unit="ns/op")
             b = R.fig(bench, p.get("base"), mode=mode, boot=boot, unit="ns/op")
             if boot > 1:
-                s = spread(R.fig(bench, m, mode=mode, unit="ns/op"), v)
-                row += [n1(v), "-" if s is None else "%.2f%%" % s]
+                row += [n1(v), pct(spread(R.fig(bench, m, mode=mode, unit="ns/op"), v))]
             else:
                 row += [n1(v), x2(v / b) if v and b else "-"]
         rows.append(row)
@@ -278,12 +283,24 @@ def micro_compare(R):
     for m, title in ops:
         row = [title]
         for b in ("micro", "micro32", "micro32-i386"):
-            v = R.fig(b, m, unit="ns/op")
-            base = R.fig(b, vs.get(m, ""), unit="ns/op")
+            v, base = R.fig(b, m, unit="ns/op"), R.fig(b, vs.get(m, ""), unit="ns/op")
             row.append(n1(v) + (" (%.2f×)" % (v / base) if v and base else ""))
         rows.append(row)
     return md(["operation", "64-bit, x86-64 kernel", "32-bit, x86-64 kernel",
                "32-bit, i386 kernel"], rows, right={1, 2, 3})
+
+
+def micro_short(R):
+    """The README's table: -icount boot 1, one row per operation."""
+    rows = []
+    for r in R.sel(bench="micro", mode="icount", boot=1, unit="ns/op"):
+        p, v = r["params"], r["figure"]
+        b = R.fig("micro", p.get("base"), unit="ns/op")
+        if p.get("iters") and not r["method"].endswith(("_mean", "_min")):
+            rows.append(["`%s`: %s" % (r["method"], p["what"]), n1(v), "(baseline)"
+                         if p.get("base") == r["method"] else "%s × `%s`" % (x2(v / b), p["base"])
+                         if b else "-"])
+    return md(["operation", "guest instructions", "× baseline"], rows, right={1})
 
 
 def micro_report(R, res, det, plots):
@@ -296,34 +313,31 @@ def micro_report(R, res, det, plots):
            "the boot (without perf); *x base* is it divided by its baseline's figure from "
            "the same boot." % R.date("micro"), ""]
     out += micro_table(R) + ["", "Targets:", ""]
-    for r in R.sel(bench="micro", unit="target"):
-        out.append("- %s %s: %s %s" % (run_name((r["mode"], r["boot"])), r["method"],
-                                       "met" if r["figure"] else "MISSED", r["params"]["text"]))
+    out += ["- %s %s: %s %s" % (run_name((r["mode"], r["boot"])), r["method"],
+                                "met" if r["figure"] else "MISSED", r["params"]["text"])
+            for r in R.sel(bench="micro", unit="target")]
     if R.sel(bench="micro32"):
         out += ["", "## The same as 32-bit programs (-icount, boot 1)", ""] + micro_compare(R)
     if det:
         out += ["", "Determinism of -icount (micro-determinism.txt): " + det]
-    out += ["", "![cost per operation](micro-cost.png)"]
-    write(res, "micro.md", out)
+    write(res, "micro.md", out + ["", "![cost per operation](micro-cost.png)"])
     if not plots:
         return
     cols = [mb for mb in runs(R, "micro") if mb[1] == 1]
-    data = []
-    for r in R.sel(bench="micro", mode=cols[0][0], boot=1, unit="ns/op"):
-        data.append(" ".join([r["method"]] + [str(R.fig("micro", r["method"], mode=m, unit="ns/op")
-                                                  or "-") for m, _ in cols]))
-    plot(res, "micro-cost.png", data, [
-        "set terminal pngcairo size 1100,650 font ',10' noenhanced",
-        "set title 'threadlet micro-benchmark: cost per operation (icount: 1 ns = 1 guest instruction)'",
-        "set style data histograms", "set style histogram clustered gap 1",
-        "set style fill solid 0.8 border -1", "set boxwidth 0.9", "set datafile missing '-'",
-        "set logscale y 10", "set ylabel 'ns per operation (log scale)'",
-        "set xtics rotate by -35 scale 0", "set grid ytics mytics", "set key top left",
-        "set bmargin 8",
-        "plot " + ", ".join("$d using %d:xtic(1) title '%s'" % (i + 2, m)
-                            for i, (m, _) in enumerate(cols))])
+    data = [" ".join([r["method"]] + [str(R.fig("micro", r["method"], mode=m, unit="ns/op")
+                                          or "-") for m, _ in cols])
+            for r in R.sel(bench="micro", mode=cols[0][0], boot=1, unit="ns/op")]
+    plot(res, "micro-cost.png", data, "1100,650", "threadlet micro-benchmark: cost per "
+         "operation (icount: 1 ns = 1 guest instruction)", [
+             "set style data histograms", "set style histogram clustered gap 1"] + HISTOGRAM + [
+             "set logscale y 10", "set ylabel 'ns per operation (log scale)'",
+             "set xtics rotate by -35 scale 0", "set grid ytics mytics", "set key top left",
+             "set bmargin 8",
+             "plot " + ", ".join("$d using %d:xtic(1) title '%s'" % (i + 2, m)
+                                 for i, (m, _) in enumerate(cols))])
 
 # ---- io ------------------------------------------------------------------------------
+
 
 METHODS = ["sync", "pthread", "posix_aio", "posix_aio_tl", "kaio", "io_uring",
            "threadlet_vdso", "threadlet_syscall", "syslet", "threadlet_loop"]
@@ -337,8 +351,8 @@ FIO_OURS = dict(posixaio="posix_aio", posixaio_tl="posix_aio_tl", libaio="kaio",
 
 def io_rows(R, mode, boot=1, bench="io"):
     """(case, method, N) in the tables' order."""
-    have = {(r["case"], r["method"], r["params"].get("n")) for r in R.sel(bench=bench, mode=mode,
-                                                                         boot=boot)}
+    have = {(r["case"], r["method"], r["params"].get("n"))
+            for r in R.sel(bench=bench, mode=mode, boot=boot)}
     return [(c, m, n) for c in CASES for m in METHODS for n in (1, 8, 32) if (c, m, n) in have]
 
 
@@ -363,8 +377,8 @@ def io_wall(R):
     rows = []
     for c, m, n in io_rows(R, "wall", bench="io-perf"):
         v = [io_fig(R, c, m, n, e + "/read", bench="io-perf") for e in ev]
-        rows.append([c, m, n, n1(v[0] and v[0] * 1000)] + ["-" if x is None else "%.3f" % x
-                                                           for x in v[1:]])
+        rows.append([c, m, n, n1(v[0] and v[0] * 1000)] +
+                    ["-" if x is None else "%.3f" % x for x in v[1:]])
     if rows:
         out += ["", "## Per read, from perf stat", "",
                 "Each (case, method, N) again in its own process under perf stat, counting "
@@ -377,19 +391,18 @@ def io_wall(R):
 
 def io_fio(R):
     rows, notes = [], []
+    rng = lambda v: "%s (%s–%s)" % (n0(statistics.median(v)), n0(v[0]), n0(v[-1]))
     for c, e, n in sorted({(r["case"], r["method"], r["params"]["n"])
-                           for r in R.sel(bench="fio")}, key=lambda k: (CASES.index(k[0]),
-                                                                       k[1], k[2])):
+                           for r in R.sel(bench="fio")},
+                          key=lambda k: (CASES.index(k[0]), k[1], k[2])):
         m = FIO_OURS.get(e, "sync" if n == 1 else "pthread")
         fio = R.sel(bench="fio", method=e, case=c, params={"n": n})
         ours = R.sel(bench="io-paired", method=m, case=c, params={"n": n})
-        fv = sorted(r["figure"] for r in fio)
-        ov = sorted(r["figure"] for r in ours)
+        fv, ov = sorted(r["figure"] for r in fio), sorted(r["figure"] for r in ours)
         errs = [r for r in fio if r["params"].get("error") or (
             r["params"].get("done", 0) != r["params"].get("asked") and not r["params"].get("ramped"))]
         if not ov:
-            rows.append([c, m + " (no figure)", e, n, "-", "%s (%s–%s)" % (n0(statistics.median(fv)),
-                         n0(fv[0]), n0(fv[-1])), "-", "-", "-"])
+            rows.append([c, m + " (no figure)", e, n, "-", rng(fv), "-", "-", "-"])
             continue
         agree = "yes" if fv[0] <= ov[-1] and fv[-1] >= ov[0] else "no"
         if errs:
@@ -397,8 +410,7 @@ def io_fio(R):
         fm, om = statistics.median(fv), statistics.median(ov)
         fc = statistics.median(r["params"]["cpu"] for r in fio) / 1000
         oc = statistics.median(r["params"]["cpu"] for r in ours) / 1000
-        rows.append([c, m, e, n, "%s (%s–%s)" % (n0(om), n0(ov[0]), n0(ov[-1])),
-                     "%s (%s–%s)" % (n0(fm), n0(fv[0]), n0(fv[-1])), x2(fm / om), agree,
+        rows.append([c, m, e, n, rng(ov), rng(fv), x2(fm / om), agree,
                      "%s / %s" % (n1(oc), n1(fc))])
         if agree.startswith("no"):
             dt, dc = 1e6 / fm - 1e6 / om, fc - oc
@@ -443,12 +455,11 @@ def io_icount(R, det):
             total += 1
             good += s <= SPREAD_MAX
         rows.append([c, m, n] + [n0(v) for v in vs] +
-                    ["-" if s is None else "%.2f%%" % s,
-                     "-" if s is None else "yes" if s <= SPREAD_MAX else "**no**",
+                    [pct(s), "-" if s is None else "yes" if s <= SPREAD_MAX else "**no**",
                      x2(vs[0] / base) if vs[0] and base else "-"])
     out += md(["case", "method", "N"] + ["boot %d" % b for b in boots] +
-              ["spread", "repeats", "ratio to sync"], rows, right=set(range(2, len(boots) + 4)) |
-              {len(boots) + 5})
+              ["spread", "repeats", "ratio to sync"], rows,
+              right=set(range(2, len(boots) + 4)) | {len(boots) + 5})
     if total:
         out += ["", "%d of %d figures repeat within %g%%." % (good, total, SPREAD_MAX)]
     if det:
@@ -493,11 +504,23 @@ def io_report(R, res, det, plots):
         out.append("")
     if R.sel(bench="io", mode="wall"):
         out += io_wall(R) + io_fio(R)
-    out += io_icount(R, det)
-    write(res, "io.md", out)
+    write(res, "io.md", out + io_icount(R, det))
     if not plots:
         return
-    io_cpu_plot(R, res)
+    # instructions per read of every method side by side, N = 32 (sync: N = 1),
+    # one cluster per case: -icount, boot 1
+    cases = [c for c in CASES if R.sel(bench="io", case=c, mode="icount")]
+    ms = [m for m in METHODS if R.sel(bench="io", method=m, mode="icount")]
+    if cases:
+        data = [" ".join([c] + [str(io_fig(R, c, m, 1 if m == "sync" else 32, "cpu-ns/read",
+                                           "icount") or "-") for m in ms]) for c in cases]
+        plot(res, "io-icount-cpu.png", data, "1000,600", "CPU per 4 KiB read at N = 32 (sync: "
+             "N = 1), guest instructions (QEMU -icount)", [
+                 "set ylabel 'instructions per read (io process, all threads)'",
+                 "set style data histogram", "set style histogram cluster gap 1"] + HISTOGRAM + [
+                 "set yrange [0:*]", "set grid ytics", "set key outside right",
+                 "plot " + ", ".join("$d using %d:xtic(1) lc rgb '%s' title '%s'" %
+                                     (i + 2, COLOR[m], m) for i, m in enumerate(ms))])
     for mode, c in [("wall", c) for c in CASES] + [("icount", "mixed"), ("icount", "uncached")]:
         data, series = [], []
         for m in METHODS:
@@ -512,34 +535,13 @@ def io_report(R, res, det, plots):
                 len(series), "lines dashtype 2" if m == "sync" else "linespoints pt 7",
                 COLOR[m], m))
         if series:
-            plot(res, "io-%s%s.png" % ("icount-" if mode == "icount" else "", c), data, [
-                "set terminal pngcairo size 900,600 font ',10' noenhanced",
-                "set title '4 KiB random reads, %s (%s)'" % (c, "QEMU -icount: guest time"
-                                                            if mode == "icount" else "wall clock"),
-                "set xlabel 'requests in flight'", "set ylabel 'reads per second'",
-                "set logscale x 2", "set xtics (1, 8, 32)", "set xrange [0.8:40]",
-                "set yrange [0:*]", "set grid", "set key outside right",
-                "plot " + ", ".join(series)])
-
-def io_cpu_plot(R, res):
-    """Instructions per read of every method side by side, N = 32 (sync:
-    N = 1), one cluster per case: -icount, boot 1."""
-    cases = [c for c in CASES if R.sel(bench="io", case=c, mode="icount")]
-    ms = [m for m in METHODS if R.sel(bench="io", method=m, mode="icount")]
-    if not cases:
-        return
-    data = [" ".join([c] + [str(io_fig(R, c, m, 1 if m == "sync" else 32, "cpu-ns/read", "icount")
-                                or "-") for m in ms]) for c in cases]
-    plot(res, "io-icount-cpu.png", data, [
-        "set terminal pngcairo size 1000,600 font ',10' noenhanced",
-        "set title 'CPU per 4 KiB read at N = 32 (sync: N = 1), guest instructions (QEMU -icount)'",
-        "set ylabel 'instructions per read (io process, all threads)'",
-        "set style data histogram", "set style histogram cluster gap 1",
-        "set style fill solid 0.8 border -1", "set boxwidth 0.9", "set datafile missing '-'",
-        "set yrange [0:*]", "set grid ytics", "set key outside right",
-        "plot " + ", ".join("$d using %d:xtic(1) lc rgb '%s' title '%s'" % (i + 2, COLOR[m], m)
-                            for i, m in enumerate(ms))])
-
+            plot(res, "io-%s%s.png" % ("icount-" if mode == "icount" else "", c), data,
+                 "900,600", "4 KiB random reads, %s (%s)" % (
+                     c, "QEMU -icount: guest time" if mode == "icount" else "wall clock"), [
+                     "set xlabel 'requests in flight'", "set ylabel 'reads per second'",
+                     "set logscale x 2", "set xtics (1, 8, 32)", "set xrange [0.8:40]",
+                     "set yrange [0:*]", "set grid", "set key outside right",
+                     "plot " + ", ".join(series)])
 
 # ---- scale, README, main ------------------------------------------------------------
 
@@ -555,31 +557,6 @@ def scale_table(R):
     return md(["method", "1 vCPU", "2 vCPUs", "2 / 1"], rows, right={1, 2, 3})
 
 
-def write(res, name, lines):
-    with open(os.path.join(res, name), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines).rstrip() + "\n")
-
-
-def plot(res, png, data, script):
-    script.insert(1, "set output '%s'" % os.path.join(res, png))
-    gp = "$d << EOD\n%s\nEOD\n%s\n" % ("\n".join(data), "\n".join(script))
-    if subprocess.run(["gnuplot"], input=gp.encode()).returncode:
-        print("report.py: gnuplot failed for %s" % png, file=sys.stderr)
-
-
-def micro_short(R):
-    """The README's table: -icount boot 1, one row per operation."""
-    rows = []
-    for r in R.sel(bench="micro", mode="icount", boot=1, unit="ns/op"):
-        p, v = r["params"], r["figure"]
-        b = R.fig("micro", p.get("base"), unit="ns/op")
-        if p.get("iters") and not r["method"].endswith(("_mean", "_min")):
-            rows.append(["`%s`: %s" % (r["method"], p["what"]), n1(v), "(baseline)"
-                         if p.get("base") == r["method"] else "%s × `%s`" % (x2(v / b), p["base"])
-                         if b else "-"])
-    return md(["operation", "guest instructions", "× baseline"], rows, right={1})
-
-
 def render(template, R, dets):
     def tgt(bench, name):
         rs = R.sel(bench=bench, method=name, mode="icount", boot=1, unit="target")
@@ -589,6 +566,7 @@ def render(template, R, dets):
                micro=lambda: "\n".join(micro_short(R)), micro32=lambda: "\n".join(micro_compare(R)),
                scale=lambda: "\n".join(scale_table(R)),
                io=lambda *a, **k: "\n".join(io_table(R, *a, **k)))
+
     def field(m):
         try:
             return str(eval(m[1], env))
@@ -603,8 +581,7 @@ def report(a):
         recs += [json.loads(l) for l in open(p, encoding="utf-8") if l.strip()]
     if not recs:
         sys.exit("report.py: no records in %s" % a.results)
-    R = Records(recs)
-    dets = {}
+    R, dets = Records(recs), {}
     for b in ("micro", "io"):
         lines, dets[b] = determinism(R, b)
         write(a.results, b + "-determinism.txt",
@@ -633,24 +610,135 @@ def report(a):
         if any(r["bench"].startswith(b) for r in recs):
             print("%s: %s" % (b, d or "no second -icount boot"))
 
+# ---- profile (make profile) ---------------------------------------------------------
+
+
+PROFILE_TITLES = {
+    "profile": "threadlet round trip: exec, the threadlet blocks in read(), "
+               "hand-off, the head writes the byte, the completion is posted, "
+               "the head's async_wait() returns, pop",
+    "profile_futex": "futex pool round trip: FUTEX_WAKE a worker, write the byte, "
+                     "FUTEX_WAIT until the worker has read it",
+}
+
+# Phases of one hand-off and completion, by function name (first match).
+PHASES = [
+    ('hand-off: sleep hook, claim, identity checks', r"threadlet_handoff|__threadlet_sleeping|"
+     r"threadlet_try_handoff|threadlet_check|async_claim|threadlet_reg_head|threadlet_creds|"
+     r"threadlet_cpus|threadlet_seccomp|threadlet_audit|threadlet_lsm|threadlet_ioprio|"
+     r"threadlet_in_rseq|threadlet_frame_ok"),
+    ('hand-off: identity swap', r"threadlet_swap|exchange_tids|swap_|transfer_pid|"
+     r"threadlet_move_leader|threadlet_adopt|hlists_swap|recalc_sigpending"),
+    ('TLS bases and arch state', r"arch_threadlet|current_save_fsgs|x86_.*base|load_gs_index|"
+     r"read_pkru|do_arch_prctl|save_fsgs|wrfsbase|rdfsbase"),
+    ('async head lookup', r"async_head_get|async_head_put|async_head_lookup|^xa_load|^xas_"),
+    ('park, resume as head', r"async_park|async_thread|async_go_home"),
+    ('ring post', r"async_post|async_wait_for_slot"),
+    ("head's wait", r"async_wait|__x64_sys_async_wait"),
+    ('futex', r"futex"),
+    ('pipe read and write', r"pipe_|anon_pipe|_copy_(to|from)_iter|copy_page_(to|from)_iter|atime|"
+     r"file_update_time|current_time|timestamp_truncate|fsnotify|inode_needs_update_time|^copyin|"
+     r"^copyout|page_copy_sane|kmap_local|vfs_read|vfs_write|ksys_read|ksys_write|fdget_pos|"
+     r"fdput_pos|__fget|^fput|^fdput|init_sync_kiocb|rw_verify_area|__x64_sys_read|"
+     r"__x64_sys_write"),
+    ('wake-up', r"try_to_wake_up|ttwu|wake_up|__wake_up|wake_q|select_task_rq|enqueue|"
+     r"check_preempt|activate_task|resched_curr|autoremove_wake|default_wake"),
+    ('context switch, scheduler', r"schedule|__switch_to|switch_mm|finish_task_switch|pick_next|"
+     r"put_prev|set_next|dequeue|update_curr|update_load|update_cfs|__update_load|reweight|"
+     r"update_rq|sched_|psi_|cpuacct|rb_|place_entity|__calc_delta|update_min_vruntime|"
+     r"prepare_to_wait|finish_wait|init_wait_entry|hrtick|pick_"),
+    ('locks (and irq-off regions, see above)',
+     r"_raw_spin|raw_spin|mutex_|__lock_text|_raw_write|_raw_read"),
+    ('return to user: rseq, resume work', r"rseq|mem_cgroup_handle_over_high|resume_user_mode|"
+     r"blkcg_maybe_throttle"),
+    ('system call entry and exit', r"entry_SYSCALL|do_syscall|syscall_|x64_sys_call|exit_to_user|"
+     r"fpregs|restore_fpregs|switch_fpu|fpu__|xfd_|error_entry|native_iret|irqentry"),
+    ('user space: libthreadlet, micro.c, libc', r"^\[\.\]"),
+]
+OTHER = "other kernel"
+
+
+def phase_of(sym):
+    if sym.startswith("[.]"):
+        return PHASES[-1][0]
+    return next((t for t, rx in PHASES[:-1] if re.search(rx, sym.split(" ", 1)[1])), OTHER)
+
+
+def profile_table(loop, rows, period, min_share, per_iter):
+    """A function's instructions per iteration: its share of the loop's
+    samples times the loop's instructions per iteration, which micro.c
+    measured without perf (1 ns = 1 instruction under -icount)."""
+    total = sum(s for s, _ in rows)
+    per = lambda s: "%.0f | %.1f%%" % (s * per_iter / total, 100.0 * s / total)
+    out = ["### %s" % PROFILE_TITLES.get(loop, loop), "",
+           "%.0f instructions per iteration (without perf); %d samples, one per "
+           "%d instructions or more." % (per_iter, total, period), "",
+           "| phase | instructions / iteration | share |", "|---|---:|---:|"]
+    phases = {}
+    for s, sym in rows:
+        phases[phase_of(sym)] = phases.get(phase_of(sym), 0) + s
+    out += ["| %s | %s |" % (p, per(phases[p])) for p, _ in PHASES + [(OTHER, 0)] if p in phases]
+    out += ["", "| function | phase | instructions / iteration | share |", "|---|---|---:|---:|"]
+    big = [(s, sym) for s, sym in sorted(rows, key=lambda r: -r[0]) if s >= min_share * total]
+    out += ["| `%s` | %s | %s |" % (sym, phase_of(sym), per(s)) for s, sym in big]
+    out.append("| (%d functions below %.1f%% each) | | %s |" % (
+        len(rows) - len(big), 100 * min_share, per(total - sum(s for s, _ in big))))
+    return out
+
+
+def profile(a):
+    """The sections "== profile <loop>" ... "== end <loop>" (perf report
+    --stdio -n --sort sym), each loop's first "PROFILE <loop> <n> <ns per
+    iteration>" line, and micro.c's RESULT lines of the same boot."""
+    sections, results, iters, cur = {}, {}, {}, None
+    for line in open(a.file, encoding="utf-8", errors="replace").read().splitlines():
+        m = re.match(r"^== (profile|end) ?(\S*)", line)
+        if m:
+            cur = m[2] if m[1] == "profile" else None
+            if cur:
+                sections[cur] = []
+            continue
+        m = re.match(r"^RESULT (\S+) (\S+)", line)
+        if m:
+            results.setdefault(m[1], float(m[2]))
+        m = re.match(r"^PROFILE (\S+) (\d+) ([0-9.]+)", line)
+        if m:
+            iters.setdefault(m[1], float(m[3]))
+        m = re.match(r"^\s*([0-9.]+)%\s+(\d+)\s+(\[[.k]\])\s+(.*\S)\s*$", line)
+        if cur and m and not line.startswith("#"):
+            sections[cur].append((int(m[2]), m[3] + " " + m[4]))
+    if not sections or not all(sections.values()) or any(k not in iters for k in sections):
+        sys.exit("report.py: no samples or no iteration count in %s" % a.file)
+    out = ["## Profile of the blocking path (-icount, perf cpu-clock sampling)", ""]
+    figs = [(k, results[k]) for k in ("handoff", "roundtrip", "futex_handoff",
+                                      "futex_roundtrip") if k in results]
+    if figs:
+        out += ["micro.c in the same boot, without perf: " +
+                ", ".join("%s %.1f" % kv for kv in figs) + " instructions.", ""]
+    for loop, rows in sections.items():
+        out += profile_table(loop, rows, a.period, a.min_share, iters[loop]) + [""]
+    print("\n".join(out).rstrip())
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    i = sub.add_parser("ingest")
+    i, r, p = (sub.add_parser(c) for c in ("ingest", "report", "profile"))
     i.add_argument("bench", choices=["micro", "micro32", "micro32-i386", "io", "scale"])
     i.add_argument("--mode", choices=["icount", "wall"], required=True)
     i.add_argument("--boot", type=int, default=1)
     i.add_argument("--case", default="", help="io: count every case as this one")
     i.add_argument("--date", help="of the run [the file's date line, or now]")
-    i.add_argument("file")
-    r = sub.add_parser("report")
     r.add_argument("--results", default="build/results")
     r.add_argument("--readme")
     r.add_argument("--template", default="docs/figures.md.in")
     r.add_argument("--no-plots", action="store_true")
+    p.add_argument("--period", type=int, required=True)
+    p.add_argument("--min-share", type=float, default=0.005)
+    for x in (i, p):
+        x.add_argument("file")
     a = ap.parse_args()
-    (ingest if a.cmd == "ingest" else report)(a)
+    dict(ingest=ingest, report=report, profile=profile)[a.cmd](a)
 
 
 if __name__ == "__main__":

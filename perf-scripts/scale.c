@@ -4,30 +4,20 @@
  * them the main thread), each with its own async head and pool, each in a
  * loop of exec -> the threadlet blocks in read() on its own pipe ->
  * hand-off -> write the byte -> completion popped. "futex" runs the same
- * loops with a pthread worker per head woken by FUTEX_WAKE instead. A lock
- * that every hand-off takes (tasklist_lock was one) keeps two vCPUs from
- * doing twice the work of one: compare the rates of boots with 1 and 2.
- * "syscall" is the reference of that comparison on the host at hand:
- * each head loops on getppid(), which shares nothing, so its 2 / 1 ratio
- * is what the host gave two vCPUs in that run (QEMU's own threads share
- * its cores with them), and its spread from boot to boot is the
- * measurement's.
+ * loops with a pthread worker per head woken by FUTEX_WAKE. A lock that
+ * every hand-off takes (tasklist_lock was one) keeps two vCPUs from doing
+ * twice the work of one: compare boots with 1 and 2. "syscall" is the
+ * reference: each head loops on getppid(), which shares nothing, so its
+ * 2 / 1 ratio is what the host gave two vCPUs in that run.
  *
  * Usage: scale threadlet|futex|syscall [seconds] [heads]
  * Output: "SCALE <method> <heads> <loops per second>"; exit 1 if any loop
  * went wrong (a fallback, a lost or foreign completion).
  */
-#include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <threadlet.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "bench.h"
 
@@ -36,12 +26,10 @@
 struct head {
 	struct async_head_user ahu;
 	unsigned long stack;
-	int pfd[2];
+	int pfd[2], quit;	/* quit: the head's last job, the worker ends */
 	long n, bad;
 	char c;
-	/* futex method */
-	uint32_t job, done;
-	int quit;		/* the head's last job: the worker ends */
+	uint32_t job, done;	/* futex */
 	pthread_t worker;
 };
 
@@ -146,9 +134,8 @@ int main(int argc, char **argv)
 	int fut = !strcmp(method, "futex"), sys = !strcmp(method, "syscall");
 	void *(*head_fn)(void *) = fut ? futex_head : sys ? syscall_head : threadlet_head;
 	pthread_t t[MAX_HEADS];
-	struct timespec a, b;
 	long total = 0, bad = 0;
-	double el;
+	uint64_t t0;
 
 	if ((!fut && !sys && strcmp(method, "threadlet")) || secs < 1 || nheads < 1 ||
 	    nheads > MAX_HEADS) {
@@ -159,21 +146,18 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nheads; i++)
 		if (pipe(heads[i].pfd))
 			return 1;
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	t0 = now();
 	for (int i = 0; i < nheads; i++)
 		if (pthread_create(&t[i], NULL, head_fn, &heads[i]))
 			return 1;
 	sleep(secs);
 	stop = 1;
-	for (int i = 0; i < nheads; i++)
-		pthread_join(t[i], NULL);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	el = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
 	for (int i = 0; i < nheads; i++) {
+		pthread_join(t[i], NULL);
 		total += heads[i].n;
 		bad += heads[i].bad;
 	}
-	printf("SCALE %s %d %.0f\n", method, nheads, total / el);
+	printf("SCALE %s %d %.0f\n", method, nheads, total / ((now() - t0) / 1e9));
 	if (bad)
 		printf("# scale: %ld loops went wrong (fallbacks or failed calls)\n", bad);
 	return bad ? 1 : 0;

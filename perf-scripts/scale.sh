@@ -5,14 +5,11 @@
 # nothing: what the host gave 2 vCPUs in that run. Wall time under
 # multi-threaded TCG (one host thread per vCPU): -icount runs the vCPUs in
 # turn, so it cannot show scaling. Each vCPU count is booted RUNS times;
-# the figures are medians.
-#
-# Results: $RESULTS/scale.txt (every boot's figures), scale.jsonl (the
-# records) and report.py's scale.md (medians and the 2-vCPU / 1-vCPU
-# ratios); logs $BUILD/logs/scale-<n>cpu-<run>.log.
-#
-# Environment (defaults in brackets): BUILD, KERNEL, LIBTL, RESULTS as for
-# micro.sh; RUNS [3]; SECONDS_PER [5], the length of each measurement.
+# the figures are medians. Results: $RESULTS/scale.txt (every boot's
+# figures), scale.jsonl (the records) and report.py's scale.md; logs
+# $BUILD/logs/scale-<n>-<run>.log.
+# Environment [defaults]: as micro.sh; RUNS [3]; SECONDS_PER [5], the
+# length of each measurement; TIMEOUT per boot [300 s].
 set -uo pipefail
 
 NAME=scale.sh
@@ -20,11 +17,9 @@ NAME=scale.sh
 . "$(dirname "$0")/common.sh"
 RUNS=${RUNS:-3}
 SECS=${SECONDS_PER:-5}
-BIN=$BUILD/tests/scale
-
-build_bench "$HERE/scale.c" "$BIN" || exit 1
+TIMEOUT=${TIMEOUT:-300}
 IMG=$BUILD/bench-scale
-bench_image bench-scale "$BIN" || exit 1
+build_bench "$HERE/scale.c" "$IMG/bin/scale" && bench_image bench-scale "$IMG/bin/scale" || exit 1
 
 raw=$RESULTS/scale.txt
 : > "$raw"
@@ -33,19 +28,15 @@ status=0
 # faster during the run then moves both medians alike.
 for ((run = 1; run <= RUNS; run++)); do
 	for cpus in 1 2; do
-		log=$BUILD/logs/scale-${cpus}cpu-$run.log
 		echo "  QEMU    scale, $cpus vCPU(s), boot $run of $RUNS"
-		BUILD=$BUILD KERNEL=$KERNEL INITRD=$IMG/initramfs.cpio \
-			"$REPO/tests/run-qemu.sh" --smp "$cpus" --no-disk --name "scale-$cpus-$run" \
-			--log "$log" --timeout 300 --guest-timeout 120 \
-			--cmd "/tests/scale threadlet $SECS 2 && /tests/scale futex $SECS 2 && /tests/scale syscall $SECS 2" > /dev/null ||
-			{ echo "$NAME: boot failed, see $log" >&2; status=1; }
-		grep -a -o 'SCALE [a-z]* [0-9]* [0-9]*' "$log" | sed "s/^SCALE /$cpus /" >> "$raw"
+		boot "scale-$cpus-$run" "$IMG" --smp "$cpus" --no-disk --cmd \
+			"/tests/scale threadlet $SECS 2 && /tests/scale futex $SECS 2 && /tests/scale syscall $SECS 2" ||
+			{ echo "$NAME: boot failed, see $BUILD/logs/scale-$cpus-$run.log" >&2; status=1; }
+		# <vcpus> <method> <heads> <loops/s>: one record each
+		grep -a -o 'SCALE [a-z]* [0-9]* [0-9]*' "$BUILD/logs/scale-$cpus-$run.log" |
+			sed "s/^SCALE /$cpus /" >> "$raw"
 	done
 done
-
-# raw lines: <vcpus> <method> <heads> <loops/s>; one record each, then
-# the report (scale.md).
 python3 "$HERE/report.py" ingest scale --mode wall "$raw" > "$RESULTS/scale.jsonl" || status=1
 python3 "$HERE/report.py" report --results "$RESULTS" > /dev/null || status=1
 cat "$RESULTS/scale.md"
