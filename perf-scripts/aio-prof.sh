@@ -12,10 +12,9 @@ IMG=$BUILD/aio-prof
 build_bench "$HERE/aio-prof.c" "$IMG/src/aio-prof-tl" "$LIBTLAIO" "$LIBTL" || exit 1
 build_bench "$HERE/aio-prof.c" "$IMG/src/aio-prof-glibc" -lrt || exit 1
 bench_image aio-prof "$IMG/src/aio-prof-tl" "$IMG/src/aio-prof-glibc"
-out=$BUILD/logs/aio-prof.out
-BUILD=$BUILD KERNEL=$KERNEL INITRD=$IMG/initramfs.cpio "$REPO/tests/run-qemu.sh" \
-	--icount --no-disk --name aio-prof --timeout 1800 --guest-timeout 1800 \
-	--cmd "echo libthreadlet-aio; /tests/aio-prof-tl; echo glibc; /tests/aio-prof-glibc" > "$out" 2>&1
+TIMEOUT=1800 boot aio-prof "$IMG" --icount --no-disk \
+	--cmd "echo libthreadlet-aio; /tests/aio-prof-tl; echo glibc; /tests/aio-prof-glibc"
 rc=$?
-grep -E '^(libthreadlet-aio|glibc|AIOPROF)' "$BUILD/logs/aio-prof.log" | tr -d '\r' | tee "$RESULTS/aio-prof.txt"
+guest_out "$BUILD/logs/aio-prof.log" | grep -E '^(libthreadlet-aio|glibc|AIOPROF)' |
+	tee "$RESULTS/aio-prof.txt"
 exit $rc
