@@ -228,30 +228,43 @@ static int threadlet_check_sched(struct task_struct *a, struct task_struct *b)
  * aborted when its thread sleeps and moves; handed off, the sleeper would
  * come back under the spare's rseq area and never abort it. Reads user
  * memory without faulting: the hook may not sleep, and an unreadable area
- * counts as inside.
+ * counts as inside. *@cpu is the CPU the area names (cpu_id_start and
+ * cpu_id agree), or -1: the spare that takes the area over skips the
+ * return-to-user update of an area that already names its CPU
+ * (async_park()).
  */
-static bool threadlet_in_rseq_cs(struct task_struct *t)
+static bool threadlet_in_rseq_cs(struct task_struct *t, int *cpu)
 {
 #ifdef CONFIG_RSEQ
-	u64 __user *ucs;
-	u64 cs;
+	struct rseq __user *rs = t->rseq;
+	u64 ids, cs;
 	int ret;
 
-	if (!t->rseq)
+	*cpu = -1;
+	if (!rs)
 		return false;
-	ucs = (u64 __user *)&t->rseq->rseq_cs;
-	if (!access_ok(ucs, sizeof(*ucs)))
+	BUILD_BUG_ON(offsetof(struct rseq, cpu_id) !=
+		     offsetof(struct rseq, cpu_id_start) + sizeof(u32) ||
+		     offsetof(struct rseq, cpu_id_start) != 0);
+	if (!access_ok(rs, offsetofend(struct rseq, rseq_cs)))
 		return true;
 	pagefault_disable();
-	ret = __get_user(cs, ucs);
+	ret = __get_user(cs, &rs->rseq_cs) ||
+	      __get_user(ids, (u64 __user *)&rs->cpu_id_start);
 	pagefault_enable();
-	return ret || cs;
+	if (ret || cs)
+		return true;
+	if (lower_32_bits(ids) == upper_32_bits(ids))
+		*cpu = lower_32_bits(ids);
+	return false;
 #else
+	*cpu = -1;
 	return false;
 #endif
 }
 
-static int threadlet_check_task(struct task_struct *a, struct task_struct *b)
+static int threadlet_check_task(struct task_struct *a, struct task_struct *b,
+				int *rseq_cpu)
 {
 	if (a->personality != b->personality ||
 	    (a->flags & THREADLET_USER_PF) != (b->flags & THREADLET_USER_PF) ||
@@ -285,7 +298,7 @@ static int threadlet_check_task(struct task_struct *a, struct task_struct *b)
 	    rcu_access_pointer(b->bpf_storage))
 		return THREADLET_FB_TASK;
 #endif
-	if (threadlet_in_rseq_cs(a))
+	if (threadlet_in_rseq_cs(a, rseq_cpu))
 		return THREADLET_FB_TASK;
 	/*
 	 * Work queued for a task runs when that task returns to user space:
@@ -309,10 +322,12 @@ static int threadlet_check_task(struct task_struct *a, struct task_struct *b)
  * change, ptrace and CPU timers are checked again under the swap's locks,
  * a TSYNC seccomp filter changes both alike, and settings made by TID are
  * the documented race (see the top of this file).
- * Caller holds rcu_read_lock() for the creds and the cgroup.
+ * *@rseq_cpu: the CPU @head's rseq area names, or -1 (see
+ * threadlet_in_rseq_cs()). Caller holds rcu_read_lock() for the creds and
+ * the cgroup.
  */
 int threadlet_check_identity(struct task_struct *head,
-			     struct task_struct *spare)
+			     struct task_struct *spare, int *rseq_cpu)
 {
 	int ret;
 
@@ -349,7 +364,7 @@ int threadlet_check_identity(struct task_struct *head,
 #endif
 	ret = threadlet_check_sched(head, spare);
 	if (!ret)
-		ret = threadlet_check_task(head, spare);
+		ret = threadlet_check_task(head, spare, rseq_cpu);
 	return ret;
 }
 
@@ -571,7 +586,7 @@ out:
 		return ret;
 	swap_comm(head, spare);
 	security_task_handoff(head, spare);
+	/* @spare's, if the area needs it, is async_park()'s to set. */
 	rseq_set_notify_resume(head);
-	rseq_set_notify_resume(spare);
 	return 0;
 }

@@ -138,6 +138,8 @@ struct async_parker {
 	unsigned long			head_ip;
 	unsigned long			head_sp;
 	struct threadlet_tls		tls;
+	/* The CPU the head's rseq area names, or -1: see async_park(). */
+	int				rseq_cpu;
 	bool				full_regs;	/* syslet: its frame is set */
 };
 
@@ -167,7 +169,7 @@ long async_go_home(long ret);
 
 /* identity.c */
 int threadlet_check_identity(struct task_struct *head,
-			     struct task_struct *spare);
+			     struct task_struct *spare, int *rseq_cpu);
 int threadlet_swap_identity(struct task_struct *head,
 			    struct task_struct *spare);
 

@@ -214,7 +214,7 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 
 	ret = arch_threadlet_check(tsk, spare);
 	if (!ret)
-		ret = threadlet_check_identity(tsk, spare);
+		ret = threadlet_check_identity(tsk, spare, &p->rseq_cpu);
 	if (ret) {
 		async_unclaim(head, p, ASYNC_PARKED);
 		rcu_read_unlock();
@@ -387,7 +387,9 @@ static void async_wake_next(struct task_struct *next)
  */
 long async_park(struct async_head *head, struct task_struct *next)
 {
-	struct async_parker p = { .task = current, .state = ASYNC_PARKED };
+	struct async_parker p = {
+		.task = current, .state = ASYNC_PARKED, .rseq_cpu = -1,
+	};
 	struct threadlet_reg *reg = current->threadlet;
 	long left = head->idle ?: MAX_SCHEDULE_TIMEOUT;
 	bool member = reg->cachemiss;
@@ -471,6 +473,15 @@ long async_park(struct async_head *head, struct task_struct *next)
 			recalc_sigpending();
 			spin_unlock_irq(&current->sighand->siglock);
 		}
+		/*
+		 * The head's rseq area came with it, outside any critical
+		 * section (threadlet_check_identity()). If it names this CPU
+		 * it is what the return-to-user update would write; from here
+		 * on a preemption or migration sets that update itself
+		 * (rseq_preempt(), rseq_migrate()), as for any task.
+		 */
+		if (p.rseq_cpu != raw_smp_processor_id())
+			rseq_set_notify_resume(current);
 		if (p.full_regs) {
 			/*
 			 * A syslet head: async_exec() returns 0 (NULL) from
