@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#endif
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -518,6 +521,37 @@ static int tl_pool_shrink(struct tl_pool *pool)
  * (0), on a signal (-EINTR: park again), to start threads (ASYNC_GROW),
  * after its idle time (-ETIMEDOUT: end, or park again) or on an error.
  */
+/*
+ * A pool thread's identity only ever runs the ends of threadlets that
+ * blocked. Registered with rseq, as glibc registers every thread, it
+ * would make each hand-off cost an rseq update on two returns to user
+ * space: the parked thread's, whose switch away flags one for the area
+ * it then no longer has, and the one the hand-off sets for this area on
+ * the kernel task that takes it over. Unregistered (glibc's own mark for
+ * a failed registration in cpu_id), glibc's sched_getcpu() in a
+ * cache-miss thread makes the system call instead. The head keeps its
+ * own registration across a hand-off.
+ */
+static void tl_pool_rseq_off(void)
+{
+#if defined(RSEQ_SIG) && defined(__GLIBC__)
+	struct rseq *rs;
+	char *tp;
+
+	if (!__rseq_size)
+		return;
+#ifdef __x86_64__
+	__asm__ ("mov %%fs:0, %0" : "=r" (tp));
+#else
+	__asm__ ("mov %%gs:0, %0" : "=r" (tp));
+#endif
+	rs = (struct rseq *)(tp + __rseq_offset);
+	if (syscall(SYS_rseq, rs, sizeof(*rs), RSEQ_FLAG_UNREGISTER, RSEQ_SIG) == 0)
+		__atomic_store_n(&rs->cpu_id, RSEQ_CPU_ID_REGISTRATION_FAILED,
+				 __ATOMIC_RELAXED);
+#endif
+}
+
 static void *tl_pool_main(void *arg)
 {
 	struct tl_pool *pool = arg;
@@ -535,6 +569,7 @@ static void *tl_pool_main(void *arg)
 	}
 	__threadlet_area.lib_flags |= TL_LIB_CACHEMISS;
 	tl_pool_ahu = ahu;
+	tl_pool_rseq_off();
 	for (;;) {
 		ret = tl_park_home(&__threadlet_area, ahu);
 		if (ret == ASYNC_GROW)
