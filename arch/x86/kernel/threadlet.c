@@ -101,20 +101,19 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 {
 	struct pt_regs *regs = task_pt_regs(spare);
 	bool compat = threadlet_user32(head);
+	unsigned long hflags = read_task_thread_flags(head);
+	unsigned long sflags = read_task_thread_flags(spare);
 	int i;
 
 	if (compat != threadlet_user32(spare) ||
-	    test_tsk_thread_flag(head, TIF_ADDR32) !=
-	    test_tsk_thread_flag(spare, TIF_ADDR32) ||
+	    ((hflags ^ sflags) & _TIF_ADDR32) ||
 	    (!compat && (regs->cs != __USER_CS ||
 			 (task_thread_info(spare)->status & TS_COMPAT))) ||
 	    regs->ss != __USER_DS)
 		return THREADLET_FB_COMPAT;
-	if (test_tsk_thread_flag(head, TIF_IO_BITMAP) ||
-	    test_tsk_thread_flag(spare, TIF_IO_BITMAP) ||
+	if (((hflags | sflags) & _TIF_IO_BITMAP) ||
 	    head->thread.iopl_emul != spare->thread.iopl_emul ||
-	    (read_task_thread_flags(head) & THREADLET_TIF_COMPARE) !=
-	    (read_task_thread_flags(spare) & THREADLET_TIF_COMPARE))
+	    ((hflags ^ sflags) & THREADLET_TIF_COMPARE))
 		return THREADLET_FB_ARCH;
 	/*
 	 * set_thread_area() entries: 32-bit TLS, moved below; in 64-bit code
@@ -230,6 +229,23 @@ void arch_threadlet_move_leader(struct task_struct *old,
 #endif
 }
 
+#ifdef CONFIG_X86_64
+/*
+ * Sets current's 64-bit FS base: what ARCH_SET_FS does, without its
+ * checks and selector load. The base is one the kernel already ran user
+ * code with, and arch_threadlet_check() found both FS selectors null. A
+ * context switch saves the live base: with preemption off, the register
+ * and thread.fsbase agree whenever it looks.
+ */
+static __always_inline void threadlet_set_fsbase(unsigned long base)
+{
+	preempt_disable();
+	x86_fsbase_write_cpu(base);
+	current->thread.fsbase = base;
+	preempt_enable();
+}
+#endif
+
 /*
  * Saves current's (the head's) bases in @head_tls and takes @spare's.
  * arch_threadlet_check() has just saved current's live bases.
@@ -248,7 +264,7 @@ void arch_threadlet_swap_tls(struct task_struct *head,
 	}
 #ifdef CONFIG_X86_64
 	threadlet_save_tls(head, head_tls, false);
-	do_arch_prctl_64(head, ARCH_SET_FS, spare->thread.fsbase);
+	threadlet_set_fsbase(spare->thread.fsbase);
 	/* Most programs leave GS alone: then the two bases are the same. */
 	if (spare->thread.gsbase != head_tls->gsbase)
 		do_arch_prctl_64(head, ARCH_SET_GS, spare->thread.gsbase);
@@ -288,7 +304,7 @@ void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 		return;
 	}
 #ifdef CONFIG_X86_64
-	do_arch_prctl_64(current, ARCH_SET_FS, tls->fsbase);
+	threadlet_set_fsbase(tls->fsbase);
 	/*
 	 * thread.gsbase is current's live user GS base: saved when it
 	 * parked (arch_threadlet_park()), or restored from there since.
