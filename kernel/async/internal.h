@@ -89,7 +89,8 @@ struct async_head {
 
 	/* parked, nr_parked, dead, grow_*; dead is also set under post_lock */
 	raw_spinlock_t			lock;
-	struct list_head		parked;
+	/* A stack: the last thread to park is the first claimed. */
+	struct hlist_head		parked;
 	u32				nr_parked;
 	bool				dead;
 	/*
@@ -131,7 +132,7 @@ enum async_park_state {
 };
 
 struct async_parker {
-	struct list_head		node;
+	struct hlist_node		node;
 	struct task_struct		*task;
 	int				state;
 	/* Filled by the claiming head before state becomes HANDOFF. */

@@ -34,7 +34,9 @@
  */
 static bool threadlet_frame_ok(u64 ip, u64 sp)
 {
-	return ip && sp && ip < TASK_SIZE && sp < TASK_SIZE;
+	u64 limit = TASK_SIZE;
+
+	return ip && sp && ip < limit && sp < limit;
 }
 
 /* Why @tsk, about to sleep with a threadlet on, must sleep in place. */
@@ -98,7 +100,7 @@ static struct async_parker *async_first_parked(struct async_head *head,
 {
 	struct async_parker *p;
 
-	list_for_each_entry(p, &head->parked, node)
+	hlist_for_each_entry(p, &head->parked, node)
 		if (p->task != tsk)
 			return p;
 	return NULL;
@@ -126,7 +128,7 @@ static struct async_parker *async_claim(struct async_head *head,
 		goto out;
 	p = async_first_parked(head, tsk);
 	if (p) {
-		list_del_init(&p->node);
+		hlist_del_init(&p->node);
 		head->nr_parked--;
 		WRITE_ONCE(p->state, ASYNC_CLAIMED);
 	}
@@ -137,7 +139,7 @@ static struct async_parker *async_claim(struct async_head *head,
 		head->grow_pending = true;
 		goto out;
 	}
-	list_del_init(&g->node);
+	hlist_del_init(&g->node);
 	head->nr_parked--;
 	head->grow_busy = true;
 	*grower = g->task;
@@ -154,7 +156,7 @@ static void async_unclaim(struct async_head *head, struct async_parker *p,
 {
 	raw_spin_lock(&head->lock);
 	if (state == ASYNC_PARKED && !head->dead) {
-		list_add(&p->node, &head->parked);
+		hlist_add_head(&p->node, &head->parked);
 		head->nr_parked++;
 		WRITE_ONCE(p->state, ASYNC_PARKED);
 	} else {
@@ -418,7 +420,7 @@ long async_park(struct async_head *head, struct task_struct *next)
 		return async_go_home(ASYNC_GROW);
 	}
 	reg->cachemiss = false;
-	list_add(&p.node, &head->parked);
+	hlist_add_head(&p.node, &head->parked);
 	head->nr_parked++;
 	raw_spin_unlock(&head->lock);
 	trace_threadlet_park(current, head->nr_parked);
@@ -435,7 +437,7 @@ long async_park(struct async_head *head, struct task_struct *next)
 		if (state == ASYNC_PARKED && (signal_pending(current) || !left)) {
 			raw_spin_lock(&head->lock);
 			if (READ_ONCE(p.state) == ASYNC_PARKED) {
-				list_del_init(&p.node);
+				hlist_del_init(&p.node);
 				head->nr_parked--;
 				p.state = left ? ASYNC_ABORTED : ASYNC_IDLE;
 			}
