@@ -378,10 +378,11 @@ static void threadlet_move_leader(struct task_struct *old,
 {
 	struct pid_namespace *ns = task_active_pid_ns(old);
 	struct task_struct *t;
+	enum pid_type type;
 
-	transfer_pid(old, new, PIDTYPE_TGID);
-	transfer_pid(old, new, PIDTYPE_PGID);
-	transfer_pid(old, new, PIDTYPE_SID);
+	/* transfer_pid() of the links only a leader has, inline. */
+	for (type = PIDTYPE_TGID; type < PIDTYPE_MAX; type++)
+		hlist_replace_rcu(&old->pid_links[type], &new->pid_links[type]);
 	list_replace_rcu(&old->tasks, &new->tasks);
 	list_replace_init(&old->sibling, &new->sibling);
 	for_each_thread(old, t)
@@ -424,16 +425,19 @@ static void swap_lists(struct list_head *a, struct list_head *b)
 
 static void swap_children(struct task_struct *a, struct task_struct *b)
 {
-	swap_lists(&a->children, &b->children);
-	threadlet_adopt_children(&a->children, a);
-	threadlet_adopt_children(&b->children, b);
+	if (!list_empty(&a->children) || !list_empty(&b->children)) {
+		swap_lists(&a->children, &b->children);
+		threadlet_adopt_children(&a->children, a);
+		threadlet_adopt_children(&b->children, b);
+	}
 	swap(a->pdeath_signal, b->pdeath_signal);
 }
 
 static void swap_signals(struct task_struct *a, struct task_struct *b)
 {
 	swap(a->blocked, b->blocked);
-	swap_lists(&a->pending.list, &b->pending.list);
+	if (!list_empty(&a->pending.list) || !list_empty(&b->pending.list))
+		swap_lists(&a->pending.list, &b->pending.list);
 	swap(a->pending.signal, b->pending.signal);
 	swap(a->sas_ss_sp, b->sas_ss_sp);
 	swap(a->sas_ss_size, b->sas_ss_size);
