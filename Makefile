@@ -260,6 +260,21 @@ include perf-scripts/perf.mk
 .PHONY: profile-segments
 profile-segments: kernel $(MICRO_BIN)
 	BUILD=$(B) scripts/profile-segments.sh
+
+# make trace-handoff: every instruction of one hand-off (from the main thread
+# and from a second thread) and of one futex pool wake, by function, from
+# QEMU's instruction log (scripts/trace-handoff.py; -icount, single-stepped)
+# into $(B)/results/trace-handoff.md.
+.PHONY: trace-handoff
+trace-handoff: kernel user
+	mkdir -p $(B)/trace-handoff/bin $(B)/results
+	$(CC) $(CFLAGS) -static -I$(CURDIR)/user/include -I$(CURDIR)/include/uapi \
+		-o $(B)/trace-handoff/bin/trace-handoff scripts/trace-handoff.c $(LIBTL)
+	echo trace-handoff > $(B)/trace-handoff/list
+	NO_TOOLS=1 tests/mkimage.sh $(B)/trace-handoff $(B)/trace-handoff/bin \
+		$(B)/trace-handoff/list > /dev/null
+	scripts/trace-handoff.py $(B) $(B)/trace-handoff/bin/trace-handoff \
+		$(B)/trace-handoff/initramfs.cpio $(B)/results/trace-handoff.md
 include tests/fuzz.mk
 
 # --- running ------------------------------------------------------------------
