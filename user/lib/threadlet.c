@@ -535,17 +535,12 @@ static int tl_pool_shrink(struct tl_pool *pool)
 static void tl_pool_rseq_off(void)
 {
 #if defined(RSEQ_SIG) && defined(__GLIBC__)
-	struct rseq *rs;
-	char *tp;
+	/* glibc's area is at __rseq_offset from the thread pointer. */
+	char *tp = (char *)&__threadlet_area - __threadlet_area_tls_offset();
+	struct rseq *rs = (struct rseq *)(tp + __rseq_offset);
 
 	if (!__rseq_size)
 		return;
-#ifdef __x86_64__
-	__asm__ ("mov %%fs:0, %0" : "=r" (tp));
-#else
-	__asm__ ("mov %%gs:0, %0" : "=r" (tp));
-#endif
-	rs = (struct rseq *)(tp + __rseq_offset);
 	if (syscall(SYS_rseq, rs, sizeof(*rs), RSEQ_FLAG_UNREGISTER, RSEQ_SIG) == 0)
 		__atomic_store_n(&rs->cpu_id, RSEQ_CPU_ID_REGISTRATION_FAILED,
 				 __ATOMIC_RELAXED);
