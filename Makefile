@@ -275,6 +275,26 @@ trace-handoff: kernel user
 		$(B)/trace-handoff/list > /dev/null
 	scripts/trace-handoff.py $(B) $(B)/trace-handoff/bin/trace-handoff \
 		$(B)/trace-handoff/initramfs.cpio $(B)/results/trace-handoff.md
+
+# make trace-io: every instruction of io.c's uncached reads (N = 32), per
+# read and by function, for TRACE_IO_METHODS, the same way
+# (scripts/trace-io.py) into $(B)/results/trace-io.md. nohlt is linked
+# apart from io, so that its addresses name its own functions.
+TRACE_IO_METHODS ?= pthread io_uring threadlet_vdso syslet threadlet_loop
+.PHONY: trace-io
+trace-io: kernel user
+	mkdir -p $(B)/trace-io/bin $(B)/results
+	$(CC) $(CFLAGS) -static -I$(CURDIR)/user/include -I$(CURDIR)/include/uapi \
+		-o $(B)/trace-io/bin/io perf-scripts/io.c $(LIBTL) -luring -laio -lrt
+	$(CC) $(CFLAGS) -static -Wl,-Ttext-segment=0x10000000 \
+		-o $(B)/trace-io/bin/nohlt perf-scripts/nohlt.c
+	cp scripts/trace-io.sh $(B)/trace-io/bin/
+	echo $(TRACE_IO_METHODS) > $(B)/trace-io/bin/trace-io.methods
+	echo trace-io.sh > $(B)/trace-io/list
+	NO_TOOLS=1 tests/mkimage.sh $(B)/trace-io $(B)/trace-io/bin \
+		$(B)/trace-io/list > /dev/null
+	scripts/trace-io.py $(B) $(B)/trace-io/bin/io $(B)/trace-io/bin/nohlt \
+		$(B)/trace-io/initramfs.cpio $(B)/results/trace-io.md $(TRACE_IO_METHODS)
 include tests/fuzz.mk
 
 # --- running ------------------------------------------------------------------

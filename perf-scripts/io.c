@@ -21,7 +21,8 @@
  *       first (the -icount boots read a null_blk device, whose latency is
  *       guest time)
  * IO_PERF_CTL=<ctl-fd>,<ack-fd>: perf stat's --control fds; perf counts only
- * while a method runs.
+ * while a method runs. IO_TRACE=1: a getppid() before each method call and
+ * a getpgrp() after it, marks for scripts/trace-io.py.
  * Output: "IO <case> <method> <N> <reads/s> <ns/read> <cpu-ns/read>" (cpu:
  * CLOCK_PROCESS_CPUTIME_ID, all threads, the whole method call with its
  * setup), "# ..." lines with min/median/max, cache hits and hand-off counts,
@@ -81,6 +82,7 @@ static u64 perm[NBLOCKS];
 static int reps = 5, prime;	/* -r, -p */
 static unsigned char *map;	/* the file, mapped only for mincore() */
 static int ctl_fd = -1, ack_fd = -1;	/* perf stat --control */
+static int trace_marks;			/* IO_TRACE: marker system calls */
 static long long counted_reads;	/* reads done while perf counted */
 
 #define FAIL(...) do { if (atomic_fetch_add(&failed, 1) < 10) \
@@ -626,11 +628,17 @@ static int resident(void)
 	return n;
 }
 
-/* Sends "enable" or "disable" to perf stat and waits for its "ack". */
+/*
+ * Sends "enable" or "disable" to perf stat and waits for its "ack". With
+ * IO_TRACE set, also marks the same points for scripts/trace-io.py:
+ * getppid() where a method call starts, getpgrp() where it ends.
+ */
 static void perf_ctl(const char *cmd)
 {
 	char c = 0;
 
+	if (trace_marks)
+		syscall(cmd[0] == 'e' ? SYS_getppid : SYS_getpgrp);
 	if (ctl_fd < 0)
 		return;
 	if (write(ctl_fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd)) {
@@ -789,6 +797,7 @@ int main(int argc, char **argv)
 	const char *ctl = getenv("IO_PERF_CTL");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	trace_marks = !!getenv("IO_TRACE");
 	while ((opt = getopt(argc, argv, "c:n:r:p:f:wl")) != -1) {
 		int k;
 
