@@ -327,9 +327,17 @@ static int threadlet_try_handoff(struct task_struct *tsk,
 	return reason;
 }
 
+/*
+ * Every sleep of a registered task comes here, and most (a cache-miss
+ * thread's, a head's outside a threadlet) are not armed: the flag is
+ * tested before threadlet_try_handoff() and the hand-off inlined in it
+ * save their registers. It tests the flag again, as it must for the
+ * SYSLET_ASYNC caller.
+ */
 void __threadlet_sleeping(struct task_struct *tsk, struct threadlet_reg *reg)
 {
-	threadlet_try_handoff(tsk, reg, true);
+	if (READ_ONCE(reg->karea->flags) & THREADLET_ON)
+		threadlet_try_handoff(tsk, reg, true);
 }
 
 /*
