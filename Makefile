@@ -295,6 +295,7 @@ trace-io: kernel user
 		$(B)/trace-io/list > /dev/null
 	scripts/trace-io.py $(B) $(B)/trace-io/bin/io $(B)/trace-io/bin/nohlt \
 		$(B)/trace-io/initramfs.cpio $(B)/results/trace-io.md $(TRACE_IO_METHODS)
+
 include tests/fuzz.mk
 
 # --- running ------------------------------------------------------------------

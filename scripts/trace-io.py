@@ -20,7 +20,6 @@ import tracelib
 
 BUILD, IO, NOHLT, INITRD, OUT = sys.argv[1:6]
 METHODS = sys.argv[6:]
-READS = 600             # io.c's R_UNCACHED
 NULLBLK = ("null_blk.memory_backed=1 null_blk.irqmode=2 "
            "null_blk.completion_nsec=200000 null_blk.gb=1")
 
@@ -32,23 +31,26 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         log, con = tracelib.boot(os.path.join(BUILD, "kobj/arch/x86/boot/bzImage"),
                                  INITRD, "/tests/trace-io.sh", tmp, NULLBLK)
-        figures = [l for l in open(con, errors="replace").read().splitlines()
-                   if l.startswith("IO uncached ")]
+        lines = open(con, errors="replace").read().splitlines()
+        figures = [l for l in lines if l.startswith("IO uncached ")]
+        # "# requests per run: cached <n> mixed <n> uncached <n>"
+        reads = [int(l.split()[-1]) for l in lines
+                 if l.startswith("# requests per run:")]
         counts = tracelib.windows(log, name.kaddr("__x64_sys_getppid"),
                                   name.kaddr("__x64_sys_getpgrp"), name)
-    if len(counts) != len(METHODS) or len(figures) != len(METHODS):
+    if len(counts) != len(METHODS) or len(figures) != len(METHODS) or not reads:
         sys.exit("trace-io: %d windows and %d results for %d methods" %
                  (len(counts), len(figures), len(METHODS)))
     # io runs its methods in the order of its table, whatever ours.
     methods = [fig.split()[2] for fig in figures]
-    per = {m: {f: n / READS for f, n in c.items()} for m, c in zip(methods, counts)}
+    per = {m: {f: n / reads[0] for f, n in c.items()} for m, c in zip(methods, counts)}
     base = methods[0]
     with open(OUT, "w") as out:
         out.write("Instructions per read of io.c's uncached case, N = 32, "
-                  "600 reads, from the first instruction of the getppid() "
+                  "%d reads, from the first instruction of the getppid() "
                   "before the method call to the first of the getpgrp() "
                   "after it: the whole call with its setup and teardown, "
-                  "every thread, interrupt and the idle loop.\n\n")
+                  "every thread, interrupt and the idle loop.\n\n" % reads[0])
         out.write("| method | ns/read (io) | CPU ns/read (io) | traced "
                   "instructions/read |\n|---|---:|---:|---:|\n")
         for m, fig in zip(methods, figures):
