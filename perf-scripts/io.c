@@ -424,7 +424,8 @@ out:
 /*
  * threadlet_loop: pthread's pool model as plain synchronous code: each
  * threadlet reads requests until none is left; one that blocks goes on as
- * a cache-miss thread and the head starts the next.
+ * a cache-miss thread and the head starts the next. The head then waits
+ * for all of them at once, as the pool's head joins its threads.
  */
 struct tl_loop {
 	int slot;
@@ -469,12 +470,20 @@ static long run_threadlet_loop(int c)
 			break;
 		}
 	}
-	while (inflight--) {
-		struct tl_loop *lp = pop_one();
+	while (inflight) {
+		struct tl_loop *lp = async_ring_pop(&ahu);
+		long r;
 
-		if (!lp)
+		if (lp) {
+			done += lp->done;
+			inflight--;
+			continue;
+		}
+		r = async_wait(inflight, ahu.user_ring_idx, &ahu);
+		if (r < 0 && r != -EINTR) {
+			FAIL("async_wait: %s\n", strerror(-r));
 			break;
-		done += lp->done;
+		}
 	}
 	async_head_exit(&ahu);
 	return done;
