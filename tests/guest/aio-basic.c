@@ -5,7 +5,9 @@
  * descriptor that runs one request at a time, a request that blocks (it
  * must not hold up its submitter), and fork, exec and close with a
  * request in flight; offsets above 4 GiB through the *64 names and a
- * plain aiocb's off_t (32 bits and padding in an i386 build: aio-basic-m32).
+ * plain aiocb's off_t (32 bits and padding in an i386 build: aio-basic-m32);
+ * many disk reads in flight through the loop queue, and aio_cancel() of
+ * those that wait there.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* pread64, pwrite64 */
@@ -491,6 +493,99 @@ static void test_large_offset(void)
 	unlink(FILE_BIG);
 }
 
+/*
+ * Reads of the disk (uncached), many in flight. Past AIO_LOOP_MIN handed
+ * off, a new one waits in the loop queue for a cache-miss thread that
+ * finishes its own, which runs it in place. Every read must return its
+ * block, and aio_cancel() right after a burst must cancel exactly the
+ * ones still waiting there: those report ECANCELED, the rest their block,
+ * and its return value agrees.
+ */
+#define DISK_DATA	"/mnt/disk/data"	/* block b holds the 64-bit b */
+#define NL		32
+#define NSLOW		8
+/* The n-th block read: spread, so that readahead brings no next one. */
+static uint64_t lq_block(uint64_t n)
+{
+	return (n * 97 + 5000) % 16384;
+}
+
+static void test_loop_queue(void)
+{
+	static uint64_t buf[NL][BLK / 8], slow[NSLOW][32 * BLK / 8];
+	static struct aiocb cb[NL];
+	int fd = open(DISK_DATA, O_RDONLY), bad = 0, cancelled = 0, badrc = 0;
+	uint64_t blk = 0;
+
+	tl_ok(fd >= 0 && !posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) &&
+	      !posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM),
+	      "open %s, drop its pages, no readahead", DISK_DATA);
+	/* 16 rounds of NL reads in flight, each resubmitted when it is done */
+	for (int i = 0; i < NL; i++) {
+		prep(&cb[i], fd, buf[i], BLK, (off_t)lq_block(blk + i) * BLK);
+		bad += aio_read(&cb[i]) != 0;
+	}
+	for (int n = NL; n < 16 * NL; n++) {
+		int i = n % NL;
+		uint64_t b = lq_block(blk + n - NL);
+
+		bad += wait_one(&cb[i]) != 0 || aio_return(&cb[i]) != BLK ||
+		       buf[i][0] != b || buf[i][BLK / 8 - 1] != b;
+		prep(&cb[i], fd, buf[i], BLK, (off_t)lq_block(blk + n) * BLK);
+		bad += aio_read(&cb[i]) != 0;
+	}
+	for (int i = 0; i < NL; i++) {
+		uint64_t b = lq_block(blk + 15 * NL + i);
+
+		bad += wait_one(&cb[i]) != 0 || aio_return(&cb[i]) != BLK ||
+		       buf[i][0] != b || buf[i][BLK / 8 - 1] != b;
+	}
+	tl_ok(!bad, "%d reads, %d in flight, each returned its block (%d not)", 16 * NL, NL, bad);
+	blk += 16 * NL;
+	/* Each burst starts with NSLOW reads of 32 blocks, to be in flight. */
+	for (int round = 0; round < 8; round++, blk += NL) {
+		int rc, nc = 0;
+
+		for (int i = 0; i < NSLOW; i++) {
+			prep(&cb[i], fd, slow[i], sizeof(slow[i]),
+			     (off_t)(lq_block(blk + i) & ~31) * BLK);
+			bad += aio_read(&cb[i]) != 0;
+		}
+		for (int i = NSLOW; i < NL; i++) {
+			prep(&cb[i], fd, buf[i], BLK, (off_t)lq_block(blk + i) * BLK);
+			bad += aio_read(&cb[i]) != 0;
+		}
+		rc = aio_cancel(fd, NULL);
+		for (int i = 0; i < NL; i++) {
+			int e = wait_one(&cb[i]);
+
+			uint64_t b = lq_block(blk + i);
+
+			if (e == ECANCELED) {
+				nc++;
+				bad += aio_return(&cb[i]) != -1;
+			} else if (i < NSLOW) {
+				b &= ~31;
+				bad += e != 0 || aio_return(&cb[i]) != sizeof(slow[i]) ||
+				       slow[i][0] != b || slow[i][32 * BLK / 8 - 1] != b + 31;
+			} else {
+				bad += e != 0 || aio_return(&cb[i]) != BLK ||
+				       buf[i][0] != b || buf[i][BLK / 8 - 1] != b;
+			}
+		}
+		/* AIO_NOTCANCELED when one ran; AIO_CANCELED when all waited */
+		badrc += nc == NL ? rc != AIO_CANCELED :
+			 nc ? rc != AIO_NOTCANCELED : rc == AIO_CANCELED;
+		cancelled += nc;
+	}
+	tl_ok(!bad && !badrc, "8 bursts of %d reads then aio_cancel(): each read cancelled or "
+	      "returned its block, and the return values agree (%d bad, %d bad returns)",
+	      NL, bad, badrc);
+	tl_ok(cancelled > 0, "reads that waited in the loop queue were cancelled (%d of %d)",
+	      cancelled, 8 * NL);
+	close(fd);
+}
+
 int main(void)
 {
 	test_large_offset();
@@ -500,5 +595,6 @@ int main(void)
 	test_many_queued();
 	test_in_threadlet();
 	test_fork_exec_close();
+	test_loop_queue();
 	return tl_exit();
 }

@@ -7,13 +7,20 @@
  * Each read or write is one system call (pread64, pwrite64, read or
  * write) run as a threadlet in the submitting thread: if the call does
  * not block, it completes before the submission returns; if it blocks,
- * the caller is handed off and goes on at once, and the request is posted
- * into one completion ring when it is done. A reaper thread (all signals
- * blocked) waits on that ring, records the results and sends the
- * notifications; so does a submitter for the requests it ran in place.
+ * the caller is handed off and goes on at once, and the cache-miss thread
+ * that finishes the call records the result and sends the notification
+ * itself (cm_run()). It then runs, in place, what waits for a thread: the
+ * requests its one let start, and those in the loop queue. When enough
+ * requests are handed off (AIO_LOOP_MIN), a new parallel request waits
+ * there, a quarter of those in flight at most, for the next such thread
+ * to finish: many requests in flight cost a thread pool's one sleep each,
+ * not a hand-off and a park each. Its threadlet stack comes back through
+ * the completion ring (posted when the thread parks, off that stack).
  * aio_fsync() and transfers of TL_AIO_ASYNC_BYTES or more, which the
  * caller wants overlapped, are syslet atoms that go async at once; so is
- * any request when no threadlet stack is to be had. A caller that is
+ * any request when no threadlet stack is to be had. Their final atoms
+ * come through the same ring: a reaper thread (all signals blocked) waits
+ * on it while any is in flight and ends them. A caller that is
  * itself a threadlet (threadlet_exec() and async_exec() say EBUSY) makes
  * the system call in place: if it blocks, its own threadlet is handed off.
  *
@@ -72,6 +79,17 @@
 #define AIO_STACKS	(2 * AIO_THREADS)
 #define AIO_STACK_SIZE	(256 << 10)
 #define STACK_TO_MAKE	1UL		/* reserved, not yet allocated */
+#define STACK_EVENT	1UL		/* a stack top in the ring: tagged */
+/*
+ * The loop queue: a parallel request waits there, instead of starting
+ * with a hand-off of its own, while AIO_LOOP_MIN or more cache-miss
+ * threads run parallel requests (a few in flight keep the latency of one
+ * each) and the queue holds fewer than a third of their number (so at
+ * most a quarter of the requests in flight wait, and each that waits has
+ * a thread to come), and fewer than AIO_LOOP_MAX.
+ */
+#define AIO_LOOP_MIN	4
+#define AIO_LOOP_MAX	16
 
 enum req_state { RQ_QUEUED, RQ_RUNNING, RQ_DONE };
 
@@ -95,6 +113,7 @@ struct req {
 	struct req *hnext;		/* in the table */
 	unsigned long long seq;		/* submission order */
 	unsigned long stack;		/* threadlet stack top, or 0 */
+	int inloop;			/* RQ_QUEUED in the loop queue */
 };
 
 /*
@@ -127,8 +146,22 @@ static unsigned long aio_stk[AIO_STACKS];	/* stacks free for reuse */
 static unsigned int aio_nstk;		/* in aio_stk[] */
 static unsigned int aio_stk_total;	/* made or reserved */
 
+/*
+ * The loop queue (under aio_lock), and the cache-miss threads that will
+ * look at it again: each runs a parallel request (atomic: a submitter
+ * adds itself after a hand-off, without the lock; a thread leaves under
+ * the lock, when it finds the queue empty). A request joins the queue
+ * only while it holds fewer than aio_cm_busy, so each has a thread that
+ * has not yet looked for the last time.
+ */
+static struct req *aio_loopq, **aio_loopq_tail = &aio_loopq;
+static unsigned int aio_loopq_len;
+static int aio_cm_busy;
+/* Atoms gone async and not yet ended: the reaper waits on the ring while
+ * any is. It may dip below 0 for a moment (reaped before counted). */
+static int aio_atoms;
+
 static struct async_head_user aio_ahu;
-static unsigned long aio_ring_idx;	/* the reaper's */
 static pthread_once_t aio_once = PTHREAD_ONCE_INIT;
 static int aio_init_error;
 static int aio_ready;			/* tl_aio_init() succeeded */
@@ -493,18 +526,9 @@ static long req_syscall(const struct req *r)
 	return ret;
 }
 
-/* A request as a threadlet: its event is @r, popped by the reaper. */
-static long req_fn(void *data)
-{
-	struct req *r = data;
-
-	r->ret = req_syscall(r);
-	return complete_threadlet_fn(r, &aio_ahu);
-}
-
 /*
- * @r's system call returned r->ret, in place or in a cache-miss thread
- * (popped by the reaper). A pread64 on a descriptor without positioned
+ * @r's system call returned r->ret, in place, in a cache-miss thread or
+ * as an atom popped from the ring. A pread64 on a descriptor without positioned
  * I/O read nothing and becomes an ordered read().
  */
 static void req_ended(struct req *r)
@@ -517,9 +541,114 @@ static void req_ended(struct req *r)
 }
 
 /*
+ * The thread pointer (FS base on x86-64, GS base on i386): a threadlet
+ * whose head was handed off goes on in a cache-miss thread, with that
+ * thread's TLS. Read with volatile asm: the compiler takes the thread
+ * pointer for constant within a function.
+ */
+static inline uintptr_t thread_pointer(void)
+{
+	uintptr_t tp;
+
+#ifdef __x86_64__
+	__asm__ __volatile__("mov %%fs:0, %0" : "=r" (tp));
+#else
+	__asm__ __volatile__("mov %%gs:0, %0" : "=r" (tp));
+#endif
+	return tp;
+}
+
+/*
+ * Takes a request for a cache-miss thread to run in place: the next that
+ * its own ones let start (queued to it by req_start_list()), else the
+ * head of the loop queue. @counted: the thread is in aio_cm_busy; it
+ * leaves when it finds nothing, or before it runs an exclusive request,
+ * which may block for good (a pipe). A request run in place needs no
+ * threadlet stack: one reserved for it goes back.
+ */
+static struct req *cm_take(int *counted)
+{
+	struct req *n = tl_starts;
+
+	if (n) {
+		tl_starts = n->qnext;
+		if (!tl_starts)
+			tl_starts_tail = &tl_starts;
+		n->qnext = NULL;
+	}
+	pthread_mutex_lock(&aio_lock);
+	if (!n && aio_loopq) {
+		n = aio_loopq;
+		aio_loopq = n->qnext;
+		if (!aio_loopq)
+			aio_loopq_tail = &aio_loopq;
+		aio_loopq_len--;
+		n->qnext = NULL;
+		n->inloop = 0;
+		n->state = RQ_RUNNING;
+	}
+	if (*counted && (!n || n->exclusive)) {
+		__atomic_sub_fetch(&aio_cm_busy, 1, __ATOMIC_RELAXED);
+		*counted = 0;
+	}
+	if (n && n->stack) {
+		if (n->stack == STACK_TO_MAKE)
+			aio_stk_total--;
+		else
+			aio_stk[aio_nstk++] = n->stack;
+		n->stack = 0;
+	}
+	pthread_mutex_unlock(&aio_lock);
+	return n;
+}
+
+/*
+ * A cache-miss thread, on @r's threadlet stack: @r's system call returned
+ * after its submitter was handed off. It ends @r (result, aio_suspend()'s
+ * wake-up, notification), then runs in place, one after the other, what
+ * cm_take() gives it, and parks when nothing is left. r->stack is this
+ * thread's until it parks: it is taken off @r first (a running request is
+ * no one else's to touch), so that ending @r does not free it, and posted
+ * as the event of the park, which the kernel writes once this thread is
+ * off it. Not inlined: TLS addresses computed before the hand-off would be
+ * the head's.
+ */
+static long __attribute__((noinline)) cm_run(struct req *r)
+{
+	unsigned long stack = r->stack;
+	int counted = !r->exclusive;
+
+	r->stack = 0;
+	tl_starting = 1;
+	tl_starts = NULL;
+	tl_starts_tail = &tl_starts;
+	do {
+		req_ended(r);
+		r = cm_take(&counted);
+		if (r)
+			r->ret = req_syscall(r);
+	} while (r);
+	tl_starting = 0;
+	return complete_threadlet_fn((void *)(stack | STACK_EVENT), &aio_ahu);
+}
+
+/* A request as a threadlet: ended here when it runs in place or hands off. */
+static long req_fn(void *data)
+{
+	struct req *r = data;
+	uintptr_t tp = thread_pointer();
+
+	r->ret = req_syscall(r);
+	if (thread_pointer() != tp)
+		return cm_run(r);
+	return complete_threadlet_fn(r, &aio_ahu);
+}
+
+/*
  * Runs @r: as a threadlet if it has a stack (one reserved at submission
  * is made here, without aio_lock), otherwise as its syslet atom; in place
- * (ended here) or handed off (the reaper ends it).
+ * (ended here) or handed off (the cache-miss thread, or for an atom the
+ * reaper, ends it).
  */
 static void req_start(struct req *r)
 {
@@ -539,10 +668,14 @@ static void req_start(struct req *r)
 		}
 	}
 	if (r->stack) {
-		ret = threadlet_exec(req_fn, r, r->stack, &aio_ahu);
+		/* Read first: once handed off, @r is the cache-miss thread's. */
+		int parallel = !r->exclusive;
 
+		ret = threadlet_exec(req_fn, r, r->stack, &aio_ahu);
 		if (ret == 1)
 			req_ended(r);
+		else if (ret == 0 && parallel)
+			__atomic_add_fetch(&aio_cm_busy, 1, __ATOMIC_RELAXED);
 		if (ret >= 0)
 			return;
 		/* Refused (-EBUSY: the caller is a threadlet): see below. */
@@ -557,6 +690,10 @@ static void req_start(struct req *r)
 	done = async_exec(&r->atom, &aio_ahu);
 	if (done == &r->atom) {
 		req_ended(r);
+	} else if (!done) {
+		/* Gone async: the reaper waits on the ring from the first. */
+		if (__atomic_fetch_add(&aio_atoms, 1, __ATOMIC_SEQ_CST) == 0)
+			syscall(SYS_futex, &aio_atoms, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	} else if (threadlet_ptr_err(done) == -EBUSY) {
 		/*
 		 * The caller is itself a threadlet: the call runs in it, and
@@ -570,9 +707,49 @@ static void req_start(struct req *r)
 }
 
 /*
- * The reaper: ends every request whose atom went async. All signals are
- * blocked here, so that notifications reach the application's threads
- * and async_wait() is not interrupted.
+ * Pops all the ring holds. Caller holds aio_lock. A stack goes back among
+ * the free ones; the atoms are returned, linked by qnext in the order
+ * they completed, for the caller to end without the lock.
+ */
+static struct req *ring_pop_locked(void)
+{
+	struct req *atoms = NULL, **tail = &atoms;
+	void *ev;
+
+	while ((ev = async_ring_pop(&aio_ahu)) != NULL) {
+		uintptr_t v = (uintptr_t)ev;
+
+		if (v & STACK_EVENT) {
+			aio_stk[aio_nstk++] = v & ~STACK_EVENT;
+			continue;
+		}
+		/* An atom's event is its request (the first member). */
+		*tail = (struct req *)ev;
+		tail = &(*tail)->qnext;
+	}
+	*tail = NULL;
+	return atoms;
+}
+
+/* Ends the atoms ring_pop_locked() returned. */
+static void end_atoms(struct req *a)
+{
+	while (a) {
+		struct req *n = a->qnext;
+
+		a->qnext = NULL;
+		__atomic_sub_fetch(&aio_atoms, 1, __ATOMIC_SEQ_CST);
+		req_ended(a);
+		a = n;
+	}
+}
+
+/*
+ * The reaper: ends every request whose atom went async. While none is in
+ * flight it sleeps on aio_atoms, not on the ring, so that the stacks that
+ * cache-miss threads post do not wake it: a submitter that needs a stack
+ * pops them. All signals are blocked here, so that notifications reach
+ * the application's threads and async_wait() is not interrupted.
  *
  * Nothing here unregisters the head while the process runs, so the
  * reaper never ends: without it every async request would hang. An
@@ -585,18 +762,27 @@ static void *reaper(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct syslet_uatom *a;
-		long ret = async_wait(1, aio_ring_idx, &aio_ahu);
+		unsigned long idx;
+		struct req *a;
+		long ret;
 
+		pthread_mutex_lock(&aio_lock);
+		a = ring_pop_locked();
+		idx = aio_ahu.user_ring_idx;
+		pthread_mutex_unlock(&aio_lock);
+		if (a) {
+			end_atoms(a);
+			continue;
+		}
+		if (__atomic_load_n(&aio_atoms, __ATOMIC_SEQ_CST) == 0) {
+			syscall(SYS_futex, &aio_atoms, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+			continue;
+		}
+		ret = async_wait(1, idx, &aio_ahu);
 		if (ret < 0 && ret != -EINTR) {
 			struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 			nanosleep(&ts, NULL);
-		}
-		/* An atom's event is its request (the first member). */
-		while ((a = async_ring_pop(&aio_ahu)) != NULL) {
-			aio_ring_idx++;
-			req_ended((struct req *)a);
 		}
 	}
 	return NULL;
@@ -604,11 +790,23 @@ static void *reaper(void *arg)
 
 static void aio_atfork_child(void)
 {
+	uint64_t *ring = (uint64_t *)(uintptr_t)aio_ahu.completion_ring;
+	uint64_t mask = aio_ahu.ring_size_bytes / sizeof(uint64_t) - 1;
+
+	/* Stacks the parent's threads gave back and no one popped are free. */
+	for (uint64_t i = aio_ahu.user_ring_idx; ring && i != aio_ahu.kernel_ring_idx; i++)
+		if (ring[i & mask] & STACK_EVENT)
+			aio_stk[aio_nstk++] = ring[i & mask] & ~STACK_EVENT;
 	/* The parent's requests, head and reaper are not the child's. */
 	memset(aio_table, 0, sizeof(aio_table));
 	aio_fdqs = NULL;
 	aio_nreq = 0;
 	aio_waiters = 0;
+	aio_loopq = NULL;
+	aio_loopq_tail = &aio_loopq;
+	aio_loopq_len = 0;
+	aio_cm_busy = 0;
+	aio_atoms = 0;
 	/* The free stacks are mapped here too; those in use are lost. */
 	aio_stk_total = aio_nstk;
 	aio_once = (pthread_once_t)PTHREAD_ONCE_INIT;
@@ -637,7 +835,6 @@ static void tl_aio_init(void)
 		aio_init_error = err < 0 ? -err : EAGAIN;
 		return;
 	}
-	aio_ring_idx = 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&t, NULL, reaper, NULL);
@@ -724,9 +921,9 @@ static long long aiocb_offset(const struct aiocb *cb, int is64)
 static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 {
 	long long off = aiocb_offset(cb, is64);
-	struct req *r, **slot;
+	struct req *r, **slot, *atoms = NULL;
 	enum fd_kind kind = FD_BAD;
-	int nr = 0, nargs = 0, wait = 0, err = 0;
+	int nr = 0, nargs = 0, wait = 0, loop = 0, err = 0;
 
 	/* Set up once; tl_aio_init() published aio_ready with release. */
 	if (!__atomic_load_n(&aio_ready, __ATOMIC_ACQUIRE)) {
@@ -848,7 +1045,16 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 		pthread_mutex_unlock(&aio_lock);
 		return EAGAIN;
 	}
-	if (!(r->aflags & SYSLET_ASYNC)) {
+	wait = r->q->pending || (r->exclusive && r->q->running);
+	if (!wait && !r->exclusive && !(r->aflags & SYSLET_ASYNC) &&
+	    aio_loopq_len < AIO_LOOP_MAX) {
+		int busy = __atomic_load_n(&aio_cm_busy, __ATOMIC_RELAXED);
+
+		loop = busy >= AIO_LOOP_MIN && 3 * (int)aio_loopq_len < busy;
+	}
+	if (!(r->aflags & SYSLET_ASYNC) && !loop) {
+		if (!aio_nstk)
+			atoms = ring_pop_locked();
 		if (aio_nstk) {
 			r->stack = aio_stk[--aio_nstk];
 		} else if (aio_stk_total < AIO_STACKS) {
@@ -856,18 +1062,26 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 			r->stack = STACK_TO_MAKE;
 		}
 	}
-	wait = r->q->pending || (r->exclusive && r->q->running);
 	if (wait) {
 		*r->q->tail = r;
 		r->q->tail = &r->qnext;
+		r->state = RQ_QUEUED;
+	} else if (loop) {
+		/* Started, as far as its descriptor's order goes. */
+		r->q->running++;
+		*aio_loopq_tail = r;
+		aio_loopq_tail = &r->qnext;
+		aio_loopq_len++;
+		r->inloop = 1;
 		r->state = RQ_QUEUED;
 	} else {
 		r->q->running++;
 		r->state = RQ_RUNNING;
 	}
 	pthread_mutex_unlock(&aio_lock);
-	if (!wait)
+	if (!wait && !loop)
 		req_start(r);
+	end_atoms(atoms);
 	return 0;
 }
 
@@ -1041,11 +1255,22 @@ static int cancel_one(struct req *r)
 		return AIO_ALLDONE;
 	if (r->state != RQ_QUEUED)
 		return AIO_NOTCANCELED;
-	for (pp = &q->pending; *pp != r; pp = &(*pp)->qnext)
-		;
-	*pp = r->qnext;
-	if (q->tail == &r->qnext)
-		q->tail = pp;
+	if (r->inloop) {
+		for (pp = &aio_loopq; *pp != r; pp = &(*pp)->qnext)
+			;
+		*pp = r->qnext;
+		if (aio_loopq_tail == &r->qnext)
+			aio_loopq_tail = pp;
+		aio_loopq_len--;
+		r->inloop = 0;
+		q->running--;
+	} else {
+		for (pp = &q->pending; *pp != r; pp = &(*pp)->qnext)
+			;
+		*pp = r->qnext;
+		if (q->tail == &r->qnext)
+			q->tail = pp;
+	}
 	r->qnext = NULL;
 	req_finish_unlock(r, ECANCELED, -1);
 	pthread_mutex_lock(&aio_lock);
