@@ -424,8 +424,7 @@ out:
 /*
  * threadlet_loop: pthread's pool model as plain synchronous code: each
  * threadlet reads requests until none is left; one that blocks goes on as
- * a cache-miss thread and the head starts the next. The head then waits
- * for all of them at once, as the pool's head joins its threads.
+ * a cache-miss thread and the head starts the next.
  */
 struct tl_loop {
 	int slot;
@@ -448,44 +447,32 @@ static long tl_loop_fn(void *data)
 
 static long run_threadlet_loop(int c)
 {
-	int inflight = 0;
 	long done = 0;
+	int s;
 
 	atomic_store(&next_req, 0);
 	if (head_init(c))
 		return 0;
 	t_start = now();
-	for (int s = 0; s < c && atomic_load(&next_req) < nreq; s++) {
+	for (s = 0; s < c && atomic_load(&next_req) < nreq; s++) {
 		long r;
 
 		tl_loops[s] = (struct tl_loop){ s, 0 };
 		r = threadlet_exec(tl_loop_fn, &tl_loops[s], stacks[s], &ahu);
-		if (r == 1) {
-			done += tl_loops[s].done;
-		} else if (r == 0) {
-			inflight++;
-		} else {
+		if (r != 0 && r != 1) {
 			FAIL("threadlet_exec returned %ld (%#lx)\n", r,
 			     (unsigned long)r);
 			break;
 		}
 	}
-	while (inflight) {
-		struct tl_loop *lp = async_ring_pop(&ahu);
-		long r;
-
-		if (lp) {
-			done += lp->done;
-			inflight--;
-			continue;
-		}
-		r = async_wait(inflight, ahu.user_ring_idx, &ahu);
-		if (r < 0 && r != -EINTR) {
-			FAIL("async_wait: %s\n", strerror(-r));
-			break;
-		}
-	}
+	/*
+	 * async_head_exit() joins the loops, as the pool's head joins its
+	 * threads: the spares end at once, each loop's thread when its loop
+	 * is done (its event is not posted), and it returns when all are.
+	 */
 	async_head_exit(&ahu);
+	while (s--)
+		done += tl_loops[s].done;
 	return done;
 }
 
