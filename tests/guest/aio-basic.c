@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -494,8 +495,9 @@ static void test_large_offset(void)
 }
 
 /*
- * Reads of the disk (uncached), many in flight. Past AIO_LOOP_MIN handed
- * off, a new one waits in the loop queue for a cache-miss thread that
+ * Reads of the disk (uncached), many in flight. Past TL_AIO_LOOP_MIN (4
+ * here, set in main(), so that a burst reaches it before its first reads
+ * are done) handed off, a new one waits in the loop queue for a cache-miss thread that
  * finishes its own, which runs it in place. Every read must return its
  * block, and aio_cancel() right after a burst must cancel exactly the
  * ones still waiting there: those report ECANCELED, the rest their block,
@@ -588,6 +590,7 @@ static void test_loop_queue(void)
 
 int main(void)
 {
+	setenv("TL_AIO_LOOP_MIN", "4", 1);	/* before the first request */
 	test_large_offset();
 	test_read_write();
 	test_notifications();

@@ -10,7 +10,7 @@
  * the caller is handed off and goes on at once, and the cache-miss thread
  * that finishes the call records the result and sends the notification
  * itself (cm_run()). It then runs, in place, what waits for a thread: the
- * requests its one let start, and those in the loop queue. When enough
+ * requests its one let start, and those in the loop queue. When many
  * requests are handed off (AIO_LOOP_MIN), a new parallel request waits
  * there, a quarter of those in flight at most, for the next such thread
  * to finish: many requests in flight cost a thread pool's one sleep each,
@@ -83,12 +83,14 @@
 /*
  * The loop queue: a parallel request waits there, instead of starting
  * with a hand-off of its own, while AIO_LOOP_MIN or more cache-miss
- * threads run parallel requests (a few in flight keep the latency of one
- * each) and the queue holds fewer than a third of their number (so at
- * most a quarter of the requests in flight wait, and each that waits has
- * a thread to come), and fewer than AIO_LOOP_MAX.
+ * threads run parallel requests and the queue holds fewer than a third
+ * of their number (so at most a quarter of the requests in flight wait,
+ * and each that waits has a thread to come), and fewer than
+ * AIO_LOOP_MAX. Waiting trades a request's start for a hand-off's CPU:
+ * worth it only with many in flight (at 8 on a 200 us device, starting
+ * at 4 made each read 14% slower, at 32 starting at 4 or 16 was alike).
  */
-#define AIO_LOOP_MIN	4
+#define AIO_LOOP_MIN	16		/* TL_AIO_LOOP_MIN sets another */
 #define AIO_LOOP_MAX	16
 
 enum req_state { RQ_QUEUED, RQ_RUNNING, RQ_DONE };
@@ -156,6 +158,7 @@ static unsigned int aio_stk_total;	/* made or reserved */
  */
 static struct req *aio_loopq, **aio_loopq_tail = &aio_loopq;
 static unsigned int aio_loopq_len;
+static int aio_loop_min = AIO_LOOP_MIN;
 static int aio_cm_busy;
 /* Atoms gone async and not yet ended: the reaper waits on the ring while
  * any is. It may dip below 0 for a moment (reaped before counted). */
@@ -817,11 +820,20 @@ static void aio_atfork_child(void)
 
 static void tl_aio_init(void)
 {
+	const char *env = secure_getenv("TL_AIO_LOOP_MIN");
 	const void *rnd;
 	sigset_t all, old;
 	pthread_t t;
 	int err;
 
+	/* 1 to AIO_THREADS; above, the loop queue is never used. */
+	if (env && *env) {
+		char *end;
+		unsigned long v = strtoul(env, &end, 10);
+
+		if (!*end && v >= 1)
+			aio_loop_min = v > AIO_THREADS ? AIO_THREADS + 1 : (int)v;
+	}
 	aio_pid = getpid();
 	/* In a fork child, another one: AT_RANDOM's bytes plus the PID. */
 	rnd = (const void *)getauxval(AT_RANDOM);
@@ -1050,7 +1062,7 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	    aio_loopq_len < AIO_LOOP_MAX) {
 		int busy = __atomic_load_n(&aio_cm_busy, __ATOMIC_RELAXED);
 
-		loop = busy >= AIO_LOOP_MIN && 3 * (int)aio_loopq_len < busy;
+		loop = busy >= aio_loop_min && 3 * (int)aio_loopq_len < busy;
 	}
 	if (!(r->aflags & SYSLET_ASYNC) && !loop) {
 		if (!aio_nstk)
