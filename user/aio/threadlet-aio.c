@@ -11,7 +11,7 @@
  * that finishes the call records the result and sends the notification
  * itself (cm_run()). It then runs, in place, what waits for a thread: the
  * requests its one let start, and those in the loop queue. When many
- * requests are handed off (AIO_LOOP_MIN), a new parallel request waits
+ * requests are handed off (AIO_LOOP_MIN), a new read waits
  * there, a quarter of those in flight at most, for the next such thread
  * to finish: many requests in flight cost a thread pool's one sleep each,
  * not a hand-off and a park each. Its threadlet stack comes back through
@@ -81,7 +81,7 @@
 #define STACK_TO_MAKE	1UL		/* reserved, not yet allocated */
 #define STACK_EVENT	1UL		/* a stack top in the ring: tagged */
 /*
- * The loop queue: a parallel request waits there, instead of starting
+ * The loop queue: a read waits there, instead of starting
  * with a hand-off of its own, while AIO_LOOP_MIN or more cache-miss
  * threads run parallel requests and the queue holds fewer than a third
  * of their number (so at most a quarter of the requests in flight wait,
@@ -1058,7 +1058,12 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 		return EAGAIN;
 	}
 	wait = r->q->pending || (r->exclusive && r->q->running);
-	if (!wait && !r->exclusive && !(r->aflags & SYSLET_ASYNC) &&
+	/*
+	 * Reads only: a request that waits runs on its descriptor number when
+	 * it starts, and a write must not land in a file opened on that
+	 * number after a close().
+	 */
+	if (!wait && r->nr == SYS_pread64 && !(r->aflags & SYSLET_ASYNC) &&
 	    aio_loopq_len < AIO_LOOP_MAX) {
 		int busy = __atomic_load_n(&aio_cm_busy, __ATOMIC_RELAXED);
 
