@@ -406,6 +406,22 @@ static void req_start_list(struct req *start)
 }
 
 /*
+ * Gives back the threadlet stack reserved for @r, if any: among the free
+ * ones, or uncounted if it was not made yet. Caller holds aio_lock and
+ * knows that nothing runs on it.
+ */
+static void req_put_stack(struct req *r)
+{
+	if (!r->stack)
+		return;
+	if (r->stack == STACK_TO_MAKE)
+		aio_stk_total--;
+	else
+		aio_stk[aio_nstk++] = r->stack;
+	r->stack = 0;
+}
+
+/*
  * @r is done (or cancelled): publish its result, wake aio_suspend(),
  * start what waited for it. Caller holds aio_lock; returns with it
  * dropped, after the notifications.
@@ -420,13 +436,7 @@ static void req_finish_unlock(struct req *r, int error, ssize_t result)
 	if (q && r->state == RQ_RUNNING)
 		q->running--;
 	/* Its threadlet ran in place or was popped: the stack is free. */
-	if (r->stack) {
-		if (r->stack == STACK_TO_MAKE)
-			aio_stk_total--;
-		else
-			aio_stk[aio_nstk++] = r->stack;
-		r->stack = 0;
-	}
+	req_put_stack(r);
 	r->error = error;
 	r->result = result;
 	r->state = RQ_DONE;
@@ -594,13 +604,8 @@ static struct req *cm_take(int *counted)
 		__atomic_sub_fetch(&aio_cm_busy, 1, __ATOMIC_RELAXED);
 		*counted = 0;
 	}
-	if (n && n->stack) {
-		if (n->stack == STACK_TO_MAKE)
-			aio_stk_total--;
-		else
-			aio_stk[aio_nstk++] = n->stack;
-		n->stack = 0;
-	}
+	if (n)
+		req_put_stack(n);
 	pthread_mutex_unlock(&aio_lock);
 	return n;
 }
@@ -665,8 +670,7 @@ static void req_start(struct req *r)
 			r->stack = top;
 		} else {
 			pthread_mutex_lock(&aio_lock);
-			aio_stk_total--;
-			r->stack = 0;
+			req_put_stack(r);
 			pthread_mutex_unlock(&aio_lock);
 		}
 	}
