@@ -472,6 +472,37 @@ int async_post_held(struct threadlet_reg *reg, bool wait)
 }
 
 /*
+ * async_complete - post @event into @ahu's completion ring and return.
+ *
+ * async_thread() posts and parks; this is the post alone, for a cache-miss
+ * thread that finished a threadlet and goes on with queued work instead of
+ * parking (libthreadlet's threadlet_submit()), or for any thread of the
+ * process that completes work of its own through the ring. It gives no
+ * more than user space has: the ring and its indexes are the process's
+ * own memory, and the wake-up is that of any completion.
+ *
+ * Waits for a free slot like any completer; a signal during that wait
+ * restarts the call after its handler, nothing posted. Returns 0, -EINVAL
+ * for a NULL @event (an empty slot) or a head that is unknown or
+ * unregistered, -EFAULT for a ring that is not the process's memory.
+ */
+SYSCALL_DEFINE2(async_complete, void __user *, event,
+		struct async_head_user __user *, ahu)
+{
+	struct async_head *head;
+	int ret;
+
+	if (!event)
+		return -EINVAL;
+	head = async_head_get(ahu);
+	if (!head)
+		return -EINVAL;
+	ret = async_post(head, (unsigned long)event, true, NULL);
+	async_head_put(head);
+	return ret == -EINTR ? -ERESTARTNOINTR : ret;
+}
+
+/*
  * async_wait - sleep until at least @min_wait_events completions are past
  * @user_ring_idx. Also lets completers waiting for ring space go on.
  * Returns the number of completions past @user_ring_idx, -EINTR on a
