@@ -80,6 +80,9 @@ static inline int threadlet_ptr_err(const void *p)
 #ifndef __NR_umem_add
 #define __NR_umem_add	458
 #endif
+#ifndef __NR_async_complete
+#define __NR_async_complete	459
+#endif
 
 /*
  * Set up @ahu: a ring of @ring_entries (a power of two) completions and an
@@ -140,6 +143,34 @@ int threadlet_stack_free(unsigned long stack_top);
 
 long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
 		    struct async_head_user *ahu);
+
+/*
+ * Per-request threadlets that a busy pool runs as a loop. Like
+ * threadlet_exec(), @fn(@data) runs in the calling thread on @stack_top and
+ * moves on to a cache-miss thread only if it blocks; but @fn simply
+ * returns (it must not call complete_threadlet_fn()), and @event, which
+ * must not be NULL, is what is posted when it went async. And when at
+ * least TL_QUEUE_MIN submitted threadlets are blocked in cache-miss
+ * threads, the call may queue @fn instead of running it (at most a third
+ * as many as are blocked wait): the first of those threads to finish runs
+ * it next, in place of parking while this thread starts it with a
+ * hand-off. Returns
+ *   1: @fn ran to completion here, nothing is posted;
+ *   0: @fn went async or waits in the queue: @event is posted when it is
+ *      done, from a cache-miss thread (identity rules as for threadlets);
+ *  <0: -EINVAL (bad argument, or @ahu has no pool of async_head_init*()),
+ *      -EBUSY (called in a threadlet or a cache-miss thread).
+ * The top TL_JOB_SPACE (48) bytes of the stack hold the request until the
+ * event is posted. A queued @fn waits for a thread busy with an earlier
+ * one: it is for work that ends (disk I/O, page faults), not for waits
+ * that may last (a pipe, a socket). async_head_exit() runs every queued
+ * @fn before it returns. TL_QUEUE_MIN in the environment (secure_getenv;
+ * 0 turns queueing off, at most ASYNC_MAX_CACHEMISS) sets the threshold
+ * for pools set up after it.
+ */
+#define TL_QUEUE_MIN		16
+long threadlet_submit(long (*fn)(void *), void *data, void *event,
+		      unsigned long stack_top, struct async_head_user *ahu);
 
 /*
  * The library's private ABI for the inline fast path below; do not use

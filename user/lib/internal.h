@@ -66,6 +66,18 @@ TL_HIDDEN long tl_park_home(struct threadlet_area *area,
 TL_HIDDEN void tl_go_home(struct threadlet_area *area, long ret)
 	__attribute__((noreturn));
 
+/*
+ * threadlet_submit(): a cache-miss thread moves to the stack of the queued
+ * job it runs next (switch_<arch>.asm), then calls tl_job_next() there.
+ */
+struct tl_job;
+TL_HIDDEN void tl_job_switch(struct tl_job *job, void *event,
+			     struct async_head_user *ahu)
+	__attribute__((noreturn));
+TL_HIDDEN void tl_job_next(struct tl_job *job, void *event,
+			   struct async_head_user *ahu)
+	__attribute__((noreturn));
+
 /* threadlet.c, called from switch_x86_64.asm */
 TL_HIDDEN long tl_exec_slow(long (*fn)(void *), void *data,
 			    unsigned long stack_top,

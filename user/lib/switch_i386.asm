@@ -136,6 +136,8 @@ DW_EDI	equ 7
 	global tl_syscall_off_regs:function hidden (tl_syscall_off_regs.end - tl_syscall_off_regs)
 	global tl_park_home:function hidden (tl_park_home.end - tl_park_home)
 	global tl_go_home:function hidden (tl_go_home.end - tl_go_home)
+	global tl_job_switch:function hidden (tl_job_switch.end - tl_job_switch)
+	extern tl_job_next
 	extern tl_on_regs
 	extern tl_area_tpoff
 	extern tl_exec_slow
@@ -372,6 +374,30 @@ tl_go_home:
 	cfi_def_cfa_offset 20
 	CFI_CALLEE_SAVED_AT
 	jmp	[ecx + AREA_HOME_IP]
+.end:
+	cfi_endproc
+
+; noreturn void tl_job_switch(struct tl_job *job, void *event,
+;                             struct async_head_user *ahu)
+;
+; See switch_x86_64.asm: esp becomes the job, at the top of its stack and
+; 16-byte aligned, and the three arguments go on to tl_job_next() with the
+; stack aligned at the call, as the i386 psABI wants.
+tl_job_switch:
+	cfi_startproc
+	mov	eax, [esp + 4]
+	mov	ecx, [esp + 8]
+	mov	edx, [esp + 12]
+	lea	esp, [eax - 4]
+	cfi_undefined CFI_RA
+	push	edx
+	cfi_adjust_cfa_offset 4
+	push	ecx
+	cfi_adjust_cfa_offset 4
+	push	eax
+	cfi_adjust_cfa_offset 4
+	call	tl_job_next
+	ud2
 .end:
 	cfi_endproc
 

@@ -145,7 +145,9 @@ DW_R15	equ 15
 	global tl_switch_run:function hidden (tl_switch_run.end - tl_switch_run)
 	global tl_park_home:function hidden (tl_park_home.end - tl_park_home)
 	global tl_go_home:function hidden (tl_go_home.end - tl_go_home)
+	global tl_job_switch:function hidden (tl_job_switch.end - tl_job_switch)
 	extern tl_on
+	extern tl_job_next
 	extern tl_exec_slow
 	extern tl_fn_returned_slow
 
@@ -292,6 +294,23 @@ tl_go_home:
 	cfi_def_cfa_offset 64
 	CFI_CALLEE_SAVED_AT
 	jmp	[rdi + AREA_HOME_IP]
+.end:
+	cfi_endproc
+
+; noreturn void tl_job_switch(struct tl_job *job [rdi], void *event [rsi],
+;                             struct async_head_user *ahu [rdx])
+;
+; A cache-miss thread leaves the stack of the threadlet it finished for the
+; stack of the queued job it runs next (threadlet.c): the job lies at the
+; top of that stack, 16-byte aligned, so it is the new rsp, and
+; tl_job_next() posts @event only once nothing uses the old stack. The
+; frames left behind are the finished threadlet's: the unwind ends here.
+tl_job_switch:
+	cfi_startproc
+	mov	rsp, rdi
+	cfi_undefined CFI_RA
+	call	tl_job_next
+	ud2
 .end:
 	cfi_endproc
 

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,15 @@ struct tl_pool {
 	unsigned int live;
 	unsigned long grown, grow_failed, idle_exits;
 	int error;		/* -errno of a pool thread that could not start */
+	/*
+	 * threadlet_submit()'s queue, under qlock: jobs waiting for a
+	 * cache-miss thread, and busy, the submitted threadlets handed off
+	 * and not yet done (see tl_job_queue()). qmin: TL_QUEUE_MIN.
+	 */
+	pthread_mutex_t qlock;
+	struct tl_job *qhead, **qtail;
+	unsigned int qlen, qmin;
+	int busy;
 };
 
 /*
@@ -445,6 +455,8 @@ void tl_fn_returned_slow(void *data)
 
 
 static pthread_mutex_t tl_pools_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Bumped under tl_pools_lock when a pool ends: see tl_job_pool(). */
+static unsigned int tl_pools_gen;
 
 static void *tl_pool_main(void *arg);
 
@@ -638,6 +650,8 @@ static int tl_pool_wait_parked(struct tl_pool *pool, unsigned int n)
 	return -ETIMEDOUT;
 }
 
+static unsigned int tl_queue_min(void);
+
 int async_head_init_pool(struct async_head_user *ahu, unsigned int ring_entries,
 			 unsigned int min_threads, unsigned int max_threads)
 {
@@ -679,6 +693,9 @@ int async_head_init_pool(struct async_head_user *ahu, unsigned int ring_entries,
 	pool->ahu = ahu;
 	pool->min = min_threads;
 	pool->max = max_threads;
+	pthread_mutex_init(&pool->qlock, NULL);
+	pool->qtail = &pool->qhead;
+	pool->qmin = tl_queue_min();
 	for (i = 0; i < min_threads && !ret; i++) {
 		ret = tl_pool_start(pool);
 		if (!ret)
@@ -752,6 +769,8 @@ int async_head_exit(struct async_head_user *ahu)
 			break;
 		}
 	}
+	if (pool)
+		__atomic_add_fetch(&tl_pools_gen, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&tl_pools_lock);
 	if (!pool)
 		return -EINVAL;
@@ -759,6 +778,7 @@ int async_head_exit(struct async_head_user *ahu)
 	tl_pool_wait_gone(pool);
 	free((void *)(uintptr_t)ahu->completion_ring);
 	ahu->completion_ring = 0;
+	pthread_mutex_destroy(&pool->qlock);
 	free(pool);
 	return 0;
 }
@@ -788,6 +808,194 @@ long async_wait(unsigned long min_wait_events, unsigned long user_ring_idx,
 	long ret = syscall(__NR_async_wait, min_wait_events, user_ring_idx, ahu);
 
 	return ret < 0 ? -errno : ret;
+}
+
+/* ---- threadlet_submit(): per-request threadlets with a queue --------- */
+
+/*
+ * A submitted threadlet. It lies at the top of its own threadlet stack,
+ * which is the application's until the event is popped, so a job needs no
+ * memory of its own and the queue no limit but the rule of tl_job_queue().
+ * The thread that runs a job owns it; a queued job belongs to the queue.
+ */
+struct tl_job {
+	long (*fn)(void *);
+	void *data;
+	void *event;
+	struct tl_pool *pool;
+	struct tl_job *next;
+};
+#define TL_JOB_SPACE	((sizeof(struct tl_job) + 15) & ~(size_t)15)
+
+/* TL_QUEUE_MIN from the environment (secure_getenv): 0 turns queueing off. */
+static unsigned int tl_queue_min(void)
+{
+	const char *env = secure_getenv("TL_QUEUE_MIN");
+	char *end;
+	unsigned long v;
+
+	if (!env || !*env)
+		return TL_QUEUE_MIN;
+	v = strtoul(env, &end, 10);
+	if (*end || v > ASYNC_MAX_CACHEMISS)
+		return TL_QUEUE_MIN;
+	return v ? (unsigned int)v : UINT_MAX;
+}
+
+/*
+ * The pool of @ahu, remembered per thread for the next call: the cache
+ * holds while no pool has ended since (tl_pools_gen), and a pool ends only
+ * in async_head_exit(), which the application does not race with its own
+ * submissions. The cache moves with the head's TLS at a hand-off, which
+ * is right: it is the head's.
+ */
+static __thread struct {
+	struct async_head_user *ahu;
+	struct tl_pool *pool;
+	unsigned int gen;
+} tl_job_cache __attribute__((tls_model("initial-exec")));
+
+static struct tl_pool *tl_job_pool(struct async_head_user *ahu)
+{
+	unsigned int gen = __atomic_load_n(&tl_pools_gen, __ATOMIC_ACQUIRE);
+
+	if (tl_job_cache.ahu != ahu || tl_job_cache.gen != gen || !tl_job_cache.pool) {
+		tl_job_cache.pool = tl_pool_find(ahu);
+		tl_job_cache.ahu = ahu;
+		tl_job_cache.gen = gen;
+	}
+	return tl_job_cache.pool;
+}
+
+/*
+ * Queues @job instead of starting it when enough cache-miss threads run
+ * submitted threadlets that one of them takes it soon: at least qmin, and
+ * more than three times the jobs already waiting, so that at most a
+ * quarter of what is in flight waits, and a thread that finishes goes on
+ * with a waiting job instead of parking while the head starts the next
+ * one with a hand-off.
+ *
+ * Why a queued job always has a thread: busy is decremented only under
+ * qlock, by a thread that found the queue empty (tl_job_take()), and
+ * incremented by the head after threadlet_exec() returned 0, possibly
+ * after that thread's decrement. So busy never counts a thread that has
+ * already looked at the queue for the last time, and busy >= 1 here, under
+ * qlock, means at least one thread will look at it after this job is in.
+ */
+static bool tl_job_queue(struct tl_pool *pool, struct tl_job *job)
+{
+	bool queued = false;
+	int busy;
+
+	if (__atomic_load_n(&pool->busy, __ATOMIC_RELAXED) < (int)pool->qmin ||
+	    pool->qmin == UINT_MAX)
+		return false;
+	pthread_mutex_lock(&pool->qlock);
+	busy = __atomic_load_n(&pool->busy, __ATOMIC_RELAXED);
+	if (busy >= (int)pool->qmin && 3 * pool->qlen < (unsigned int)busy) {
+		job->next = NULL;
+		*pool->qtail = job;
+		pool->qtail = &job->next;
+		pool->qlen++;
+		queued = true;
+	}
+	pthread_mutex_unlock(&pool->qlock);
+	return queued;
+}
+
+/* The next waiting job, or NULL and this thread no longer busy. */
+static struct tl_job *tl_job_take(struct tl_pool *pool)
+{
+	struct tl_job *job;
+
+	pthread_mutex_lock(&pool->qlock);
+	job = pool->qhead;
+	if (job) {
+		pool->qhead = job->next;
+		if (!pool->qhead)
+			pool->qtail = &pool->qhead;
+		pool->qlen--;
+	} else {
+		__atomic_sub_fetch(&pool->busy, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&pool->qlock);
+	return job;
+}
+
+/*
+ * A cache-miss thread finished @job: run the next waiting job on its own
+ * stack, or post the event and park. The event and the pool are read
+ * before the stack is left: once the event is out, the application may
+ * reuse the stack the job lies on.
+ */
+static void __attribute__((noreturn)) tl_job_done(struct tl_job *job)
+{
+	struct tl_pool *pool = job->pool;
+	void *event = job->event;
+	struct tl_job *next = tl_job_take(pool);
+
+	if (!next)
+		tl_cachemiss_done(event, pool->ahu);
+	tl_job_switch(next, event, pool->ahu);
+}
+
+/*
+ * tl_job_switch() (switch_<arch>.asm) moved this cache-miss thread onto
+ * @job's stack: @event, the finished job's, may go out now. If the head
+ * is gone (async_head_exit()), the event is lost, and the job still runs:
+ * async_head_exit() waits for every submitted threadlet, queued or not.
+ */
+void tl_job_next(struct tl_job *job, void *event, struct async_head_user *ahu)
+{
+	syscall(__NR_async_complete, event, ahu);
+	job->fn(job->data);
+	tl_job_done(job);
+}
+
+/*
+ * Runs a job as a threadlet: in place (returns 1, nothing posted), or on
+ * from a hand-off in a cache-miss thread, which ends it in tl_job_done().
+ * A head whose flag is already off (fn broke the rule and completed
+ * itself) just returns.
+ */
+static long tl_job_fn(void *arg)
+{
+	struct tl_job *job = arg;
+	long ret;
+
+	job->fn(job->data);
+	ret = __threadlet_off_tls(__threadlet_area_tls_offset());
+	if (ret > 0 || !(__threadlet_area.lib_flags & TL_LIB_CACHEMISS))
+		return 1;
+	tl_job_done(job);
+}
+
+long threadlet_submit(long (*fn)(void *), void *data, void *event,
+		      unsigned long stack_top, struct async_head_user *ahu)
+{
+	struct tl_pool *pool;
+	struct tl_job *job;
+	long ret;
+
+	if (!fn || !event || !ahu || stack_top < 4096 ||
+	    threadlet_err(stack_top) || (stack_top & 15))
+		return -EINVAL;
+	if ((__threadlet_area.lib_flags & TL_LIB_CACHEMISS) ||
+	    (__threadlet_area.flags & THREADLET_ON))
+		return -EBUSY;
+	pool = tl_job_pool(ahu);
+	if (!pool)
+		return -EINVAL;
+	job = (struct tl_job *)(stack_top - TL_JOB_SPACE);
+	*job = (struct tl_job){
+		.fn = fn, .data = data, .event = event, .pool = pool,
+	};
+	if (tl_job_queue(pool, job))
+		return 0;
+	ret = threadlet_exec(tl_job_fn, job, (unsigned long)job, ahu);
+	if (ret == 0)
+		__atomic_add_fetch(&pool->busy, 1, __ATOMIC_RELAXED);
+	return ret;
 }
 
 /* ---- syslets: atoms name the calling process's own system calls ----- */

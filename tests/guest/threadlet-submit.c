@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * threadlet_submit() and async_complete(): per-request threadlets that a
+ * busy pool runs as a loop.
+ *
+ *  - a job that does not block runs in place (1, nothing posted); one that
+ *    blocks goes async (0) and its event comes once;
+ *  - the queue, deterministically: with TL_QUEUE_MIN=2 and two jobs blocked
+ *    on pipes, the next job waits (it has not run when the call returns),
+ *    the one after runs in place (a third of two is less than one), and
+ *    the first blocked job's thread runs the waiting one after posting its
+ *    own event, in a thread that is not the head and without a hand-off;
+ *  - async_head_exit() runs every queued job before it returns;
+ *  - many blocking jobs: every event exactly once, every job run once;
+ *  - errors: bad arguments, a head without a pool, nesting, and
+ *    async_complete()'s own (NULL event, unknown head); async_complete()
+ *    from a plain thread posts and wakes async_wait().
+ */
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tl_test.h"
+#include "tl_util.h"
+
+#define STACK		(64 * 1024)
+#define NSTACKS		40
+
+static struct async_head_user ahu;
+static unsigned long stacks[NSTACKS];
+static pid_t head_tid;
+
+struct job {
+	int id;
+	int fd;			/* read one byte from it, or -1 */
+	int ran;		/* times fn ran */
+	pid_t start_tid;	/* the thread fn started in */
+	pid_t end_tid;		/* the thread fn ended in */
+	long nested;		/* threadlet_submit() from inside fn */
+	int posted_before;	/* kernel_ring_idx when fn started */
+};
+
+static long job_fn(void *data)
+{
+	struct job *j = data;
+	char c;
+
+	j->start_tid = gettid();
+	j->posted_before = (int)__atomic_load_n(&ahu.kernel_ring_idx, __ATOMIC_ACQUIRE);
+	j->nested = threadlet_submit(job_fn, j, j, stacks[NSTACKS - 1], &ahu);
+	if (j->fd >= 0 && read(j->fd, &c, 1) != 1)
+		j->ran += 100;
+	j->end_tid = gettid();
+	__atomic_add_fetch(&j->ran, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Pops @n events into @ev (NULL-filled past what came); returns how many. */
+static int pop_n(void **ev, int n)
+{
+	int got = 0;
+
+	while (got < n) {
+		void *e = tl_wait_one(&ahu);
+
+		if (!e)
+			break;
+		ev[got++] = e;
+	}
+	return got;
+}
+
+static void test_basic(void)
+{
+	struct job a = { .id = 1, .fd = -1 }, b = { .id = 2 };
+	int p[2];
+	void *ev[2];
+	long r;
+
+	r = threadlet_submit(job_fn, &a, &a, stacks[0], &ahu);
+	tl_ok(r == 1 && a.ran == 1 && a.start_tid == head_tid,
+	      "a job that does not block runs in place (ret %ld, ran %d)", r, a.ran);
+	tl_ok(a.nested == -EBUSY, "threadlet_submit() inside a threadlet: -EBUSY (got %ld)",
+	      a.nested);
+	tl_ok(async_ring_pop(&ahu) == NULL, "nothing posted for it");
+
+	if (pipe(p)) {
+		tl_ok(0, "pipe: %m");
+		return;
+	}
+	b.fd = p[0];
+	r = threadlet_submit(job_fn, &b, &b, stacks[1], &ahu);
+	tl_ok(r == 0 && gettid() == head_tid,
+	      "a job that blocks goes async, the head keeps its TID (ret %ld)", r);
+	tl_ok(write(p[1], "x", 1) == 1, "wake it");
+	tl_ok(pop_n(ev, 1) == 1 && ev[0] == &b, "its event comes");
+	tl_ok(__atomic_load_n(&b.ran, __ATOMIC_ACQUIRE) == 1 && b.end_tid != head_tid,
+	      "it ended in a cache-miss thread (ran %d)", b.ran);
+	tl_ok(b.nested == -EBUSY, "threadlet_submit() in it: -EBUSY (got %ld)", b.nested);
+	tl_ok(async_ring_pop(&ahu) == NULL, "and only once");
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * TL_QUEUE_MIN=2. Jobs 0 and 1 block on their pipes (busy 2); job 2 waits
+ * in the queue (3 * 0 < 2); job 3 runs in place (3 * 1 >= 2). Waking job
+ * 0 must post its event, then run job 2 in the same thread: job 2 sees
+ * job 0's event already posted, starts outside the head, and its event
+ * follows. Job 1's comes when its pipe is written.
+ */
+static void test_queue(void)
+{
+	struct job j[4] = { { .id = 0 }, { .id = 1 }, { .id = 2, .fd = -1 },
+			    { .id = 3, .fd = -1 } };
+	int p[2][2];
+	void *ev[3];
+	long r[4];
+	unsigned long long k0;
+
+	if (pipe(p[0]) || pipe(p[1])) {
+		tl_ok(0, "pipe: %m");
+		return;
+	}
+	j[0].fd = p[0][0];
+	j[1].fd = p[1][0];
+	k0 = ahu.kernel_ring_idx;
+	for (int i = 0; i < 4; i++)
+		r[i] = threadlet_submit(job_fn, &j[i], &j[i], stacks[2 + i], &ahu);
+	tl_ok(r[0] == 0 && r[1] == 0, "two jobs block (%ld %ld)", r[0], r[1]);
+	tl_ok(r[2] == 0 && __atomic_load_n(&j[2].ran, __ATOMIC_ACQUIRE) == 0,
+	      "the third waits in the queue: 0, not run yet (ret %ld, ran %d)", r[2], j[2].ran);
+	tl_ok(r[3] == 1 && j[3].ran == 1 && j[3].start_tid == head_tid,
+	      "the fourth runs in place: the queue holds under a third of the busy (ret %ld)",
+	      r[3]);
+	tl_ok(ahu.kernel_ring_idx == k0, "nothing posted yet");
+
+	tl_ok(write(p[0][1], "x", 1) == 1, "wake the first");
+	tl_ok(pop_n(ev, 2) == 2 && ev[0] == &j[0] && ev[1] == &j[2],
+	      "the first's event, then the queued job's");
+	tl_ok(j[2].ran == 1 && j[2].start_tid != head_tid && j[2].start_tid == j[0].end_tid,
+	      "the queued job ran once, in the first job's thread, not the head (tid %d, %d)",
+	      j[2].start_tid, j[0].end_tid);
+	tl_ok(j[2].posted_before == (int)k0 + 1,
+	      "it started after the first's event was posted (index %d, want %llu)",
+	      j[2].posted_before, k0 + 1);
+	tl_ok(j[2].nested == -EBUSY, "threadlet_submit() in a queued job: -EBUSY (got %ld)",
+	      j[2].nested);
+	tl_ok(j[1].ran == 0, "the second still blocks");
+	tl_ok(write(p[1][1], "x", 1) == 1, "wake the second");
+	tl_ok(pop_n(ev, 1) == 1 && ev[0] == &j[1], "its event comes");
+	tl_ok(async_ring_pop(&ahu) == NULL, "nothing else");
+	for (int i = 0; i < 2; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+}
+
+static int exit_pipes[2][2];
+
+static void *write_later(void *arg)
+{
+	(void)arg;
+	usleep(200 * 1000);
+	for (int i = 0; i < 2; i++)
+		if (write(exit_pipes[i][1], "x", 1) != 1)
+			return NULL;
+	return NULL;
+}
+
+/* Queued jobs run before async_head_exit() returns, whose pool is blocked. */
+static void test_exit_runs_queue(void)
+{
+	struct job j[4] = { { .id = 0 }, { .id = 1 }, { .id = 2, .fd = -1 },
+			    { .id = 3, .fd = -1 } };
+	pthread_t th;
+	long r[3];
+
+	if (pipe(exit_pipes[0]) || pipe(exit_pipes[1])) {
+		tl_ok(0, "pipe: %m");
+		return;
+	}
+	j[0].fd = exit_pipes[0][0];
+	j[1].fd = exit_pipes[1][0];
+	for (int i = 0; i < 3; i++)
+		r[i] = threadlet_submit(job_fn, &j[i], &j[i], stacks[10 + i], &ahu);
+	tl_ok(r[0] == 0 && r[1] == 0 && r[2] == 0 && j[2].ran == 0,
+	      "two jobs block, one waits (%ld %ld %ld, ran %d)", r[0], r[1], r[2], j[2].ran);
+	if (pthread_create(&th, NULL, write_later, NULL)) {
+		tl_ok(0, "pthread_create");
+		return;
+	}
+	tl_ok(async_head_exit(&ahu) == 0, "async_head_exit() with a job queued");
+	tl_ok(j[0].ran == 1 && j[1].ran == 1 && j[2].ran == 1,
+	      "every job ran once before it returned (%d %d %d)", j[0].ran, j[1].ran, j[2].ran);
+	pthread_join(th, NULL);
+	tl_neg(threadlet_submit(job_fn, &j[3], &j[3], stacks[14], &ahu), EINVAL,
+	       "threadlet_submit() on the ended head");
+	for (int i = 0; i < 2; i++) {
+		close(exit_pipes[i][0]);
+		close(exit_pipes[i][1]);
+	}
+}
+
+/*
+ * 600 jobs that sleep 200 us each, up to 32 in flight (TL_QUEUE_MIN=2):
+ * every event once, every job run once; how many were queued (started
+ * outside the head) is a diagnostic, as it depends on timing.
+ */
+#define MANY	600
+#define INFL	32
+
+static struct job many[MANY];
+
+static long sleep_fn(void *data)
+{
+	struct job *j = data;
+	struct timespec ts = { 0, 200 * 1000 };
+
+	j->start_tid = gettid();
+	nanosleep(&ts, NULL);
+	__atomic_add_fetch(&j->ran, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void test_many(void)
+{
+	int slot_of[MANY], free_slots[INFL], nfree = INFL, next = 0, done = 0, bad = 0;
+	int queued = 0, inplace = 0, inflight = 0;
+
+	for (int s = 0; s < INFL; s++)
+		free_slots[s] = s;
+	while (done < MANY && !bad) {
+		while (nfree && next < MANY) {
+			int s = free_slots[--nfree];
+			long r;
+
+			many[next] = (struct job){ .id = next, .fd = -1 };
+			slot_of[next] = s;
+			r = threadlet_submit(sleep_fn, &many[next], &many[next],
+					     stacks[s], &ahu);
+			if (r == 1) {
+				free_slots[nfree++] = s;
+				done++;
+				inplace++;
+			} else if (r == 0) {
+				inflight++;
+			} else {
+				bad++;
+			}
+			next++;
+		}
+		if (!inflight)
+			continue;
+		struct job *j = tl_wait_one(&ahu);
+
+		if (!j || j < many || j >= many + MANY) {
+			bad++;
+			break;
+		}
+		if (__atomic_load_n(&j->ran, __ATOMIC_ACQUIRE) != 1)
+			bad++;
+		if (j->start_tid != head_tid)
+			queued++;
+		free_slots[nfree++] = slot_of[j->id];
+		inflight--;
+		done++;
+	}
+	tl_ok(!bad && done == MANY, "%d sleeping jobs, 32 in flight: every event once (%d done)",
+	      MANY, done);
+	int once = 1;
+
+	for (int i = 0; i < MANY; i++)
+		once &= many[i].ran == 1;
+	tl_ok(once, "every job ran exactly once");
+	tl_ok(async_ring_pop(&ahu) == NULL, "no stray event");
+	tl_diag("%d ran in place, %d from the queue, %d after a hand-off", inplace, queued,
+		MANY - inplace - queued);
+}
+
+static void *post_later(void *arg)
+{
+	usleep(50 * 1000);
+	return (void *)syscall(__NR_async_complete, arg, &ahu);
+}
+
+static void test_async_complete(void)
+{
+	static int token;
+	struct async_head_user other = { 0 };
+	pthread_t th;
+	void *ret = NULL;
+	long n;
+
+	tl_errno(syscall(__NR_async_complete, NULL, &ahu), EINVAL, "async_complete(NULL event)");
+	tl_errno(syscall(__NR_async_complete, &token, &other), EINVAL,
+		 "async_complete() on an unknown head");
+	tl_errno(syscall(__NR_async_complete, &token, (void *)8), EINVAL,
+		 "async_complete() on a bad head pointer");
+	if (pthread_create(&th, NULL, post_later, &token)) {
+		tl_ok(0, "pthread_create");
+		return;
+	}
+	n = async_wait(1, ahu.user_ring_idx, &ahu);
+	pthread_join(th, &ret);
+	tl_ok(n == 1 && ret == NULL, "async_complete() from a plain thread wakes async_wait() "
+	      "(%ld, ret %ld)", n, (long)ret);
+	tl_ok(async_ring_pop(&ahu) == &token && async_ring_pop(&ahu) == NULL,
+	      "and posts its event once");
+}
+
+int main(void)
+{
+	struct async_head_user nopool = { 0 };
+	struct job j = { .fd = -1 };
+	long r;
+
+	setenv("TL_QUEUE_MIN", "2", 1);
+	head_tid = gettid();
+	for (int i = 0; i < NSTACKS; i++) {
+		stacks[i] = threadlet_stack_alloc(STACK);
+		if (threadlet_err(stacks[i])) {
+			tl_ok(0, "threadlet_stack_alloc");
+			return tl_exit();
+		}
+	}
+	tl_neg(threadlet_submit(NULL, &j, &j, stacks[0], &ahu), EINVAL, "NULL fn");
+	tl_neg(threadlet_submit(job_fn, &j, NULL, stacks[0], &ahu), EINVAL, "NULL event");
+	tl_neg(threadlet_submit(job_fn, &j, &j, stacks[0] - 8, &ahu), EINVAL, "unaligned stack");
+	tl_neg(threadlet_submit(job_fn, &j, &j, 0, &ahu), EINVAL, "stack 0");
+	tl_neg(threadlet_submit(job_fn, &j, &j, stacks[0], NULL), EINVAL, "NULL head");
+	tl_neg(threadlet_submit(job_fn, &j, &j, stacks[0], &nopool), EINVAL,
+	       "a head without a pool");
+	tl_ok(j.ran == 0, "none of them ran fn");
+
+	r = async_head_init(&ahu, 64, 32);
+	tl_ok(r == 0, "async_head_init (%ld)", r);
+	if (r)
+		return tl_exit();
+	test_basic();
+	test_queue();
+	test_async_complete();
+	test_many();
+	test_exit_runs_queue();
+
+	tl_ok(async_head_init(&ahu, 64, 32) == 0, "a new head at the same address");
+	r = threadlet_submit(job_fn, &j, &j, stacks[0], &ahu);
+	tl_ok(r == 1 && j.ran == 1, "threadlet_submit() finds the new pool (%ld)", r);
+	tl_ok(async_head_exit(&ahu) == 0, "async_head_exit");
+	return tl_exit();
+}
