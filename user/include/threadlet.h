@@ -160,8 +160,8 @@ long threadlet_exec(long (*fn)(void *), void *data, unsigned long stack_top,
  *      done, from a cache-miss thread (identity rules as for threadlets);
  *  <0: -EINVAL (bad argument, or @ahu has no pool of async_head_init*()),
  *      -EBUSY (called in a threadlet or a cache-miss thread).
- * The top TL_JOB_SPACE (48) bytes of the stack hold the request until the
- * event is posted. A queued @fn waits for a thread busy with an earlier
+ * The top 48 bytes of the stack hold the request until the event is
+ * posted. A queued @fn waits for a thread busy with an earlier
  * one: it is for work that ends (disk I/O, page faults), not for waits
  * that may last (a pipe, a socket). async_head_exit() runs every queued
  * @fn before it returns. TL_QUEUE_MIN in the environment (secure_getenv;

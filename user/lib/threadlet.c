@@ -825,7 +825,8 @@ struct tl_job {
 	struct tl_pool *pool;
 	struct tl_job *next;
 };
-#define TL_JOB_SPACE	((sizeof(struct tl_job) + 15) & ~(size_t)15)
+#define TL_JOB_SPACE	48	/* threadlet.h: the top 48 bytes of the stack */
+_Static_assert(sizeof(struct tl_job) <= TL_JOB_SPACE, "TL_JOB_SPACE");
 
 /* TL_QUEUE_MIN from the environment (secure_getenv): 0 turns queueing off. */
 static unsigned int tl_queue_min(void)
