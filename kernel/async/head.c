@@ -354,9 +354,60 @@ static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
 }
 
 /*
+ * An async_wait() sleeper on head->wait: the completions it waits for, so
+ * that a post wakes it only once they are published.
+ */
+struct async_waiter {
+	struct wait_queue_entry wq;
+	struct async_head *head;
+	unsigned long user_ring_idx;
+	unsigned long min_wait_events;
+};
+
+/*
+ * @min completions are published past @idx, or @head is gone. Signed: @idx
+ * may be an index that is published but not yet counted in published.
+ */
+static bool async_wait_done(struct async_head *head, unsigned long idx,
+			    unsigned long min)
+{
+	return (long)(READ_ONCE(head->published) - idx) >= (long)min ||
+	       READ_ONCE(head->dead);
+}
+
+/*
+ * Wake function of an async_wait() sleeper, called under head->wait.lock
+ * by whoever wakes the queue: after a post (which publishes first, so it
+ * sees at least its own completion), at unregister (dead), and by
+ * async_wait()'s release of completers waiting for space. A sleeper that
+ * waits for more than has been published stays asleep: without this, a
+ * head waiting for eight completions was woken by each post, to find the
+ * count short and sleep again, two context switches for nothing.
+ */
+static int async_waiter_wake(struct wait_queue_entry *wq, unsigned int mode,
+			     int sync, void *key)
+{
+	struct async_waiter *w = container_of(wq, struct async_waiter, wq);
+
+	if (!async_wait_done(w->head, w->user_ring_idx, w->min_wait_events))
+		return 0;
+	return autoremove_wake_function(wq, mode, sync, key);
+}
+
+/* @wq is an async_wait() sleeper whose completions are all published. */
+static bool async_waiter_ready(struct wait_queue_entry *wq)
+{
+	struct async_waiter *w = container_of(wq, struct async_waiter, wq);
+
+	return wq->func == async_waiter_wake &&
+	       async_wait_done(w->head, w->user_ring_idx, w->min_wait_events);
+}
+
+/*
  * Wakes whoever waits on @head after a post. A completer that parks right
- * after (@next not NULL) takes a lone waiter that last ran on this CPU,
- * usually the head in async_wait(), as its successor instead: *@next is
+ * after (@next not NULL) takes a lone async_wait() sleeper that last ran
+ * on this CPU and whose completions are all published now, as its
+ * successor instead: *@next is
  * that task, referenced and off the queue, for async_park() to hand the
  * CPU to as it sleeps (threadlet_next, see __schedule()). Taking the
  * entry off is what autoremove_wake_function() does when it wakes; the
@@ -373,7 +424,7 @@ static void async_wake(struct async_head *head, struct task_struct **next)
 		w = list_first_entry_or_null(&head->wait.head,
 					     struct wait_queue_entry, entry);
 		if (w && list_is_singular(&head->wait.head) &&
-		    w->func == autoremove_wake_function &&
+		    async_waiter_ready(w) &&
 		    task_cpu(w->private) == raw_smp_processor_id()) {
 			*next = w->private;
 			get_task_struct(*next);
@@ -503,6 +554,39 @@ SYSCALL_DEFINE2(async_complete, void __user *, event,
 }
 
 /*
+ * Sleeps until async_wait_done(): 0, or -EINTR on a signal. The entry's
+ * wake function checks the count, so only the post that completes it
+ * wakes this task (see async_waiter_wake()); the check here after
+ * prepare_to_wait_event() covers a post between the caller's test and the
+ * queueing.
+ */
+static int async_wait_sleep(struct async_head *head, unsigned long idx,
+			    unsigned long min)
+{
+	struct async_waiter w = {
+		.head = head, .user_ring_idx = idx, .min_wait_events = min,
+	};
+	int ret = 0;
+
+	init_wait_entry(&w.wq, 0);
+	w.wq.func = async_waiter_wake;
+	for (;;) {
+		long intr = prepare_to_wait_event(&head->wait, &w.wq,
+						  TASK_INTERRUPTIBLE);
+
+		if (async_wait_done(head, idx, min))
+			break;
+		if (intr) {
+			ret = -EINTR;
+			break;
+		}
+		schedule();
+	}
+	finish_wait(&head->wait, &w.wq);
+	return ret;
+}
+
+/*
  * async_wait - sleep until at least @min_wait_events completions are past
  * @user_ring_idx. Also lets completers waiting for ring space go on.
  * Returns the number of completions past @user_ring_idx, -EINTR on a
@@ -530,19 +614,9 @@ SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,
 
 	WRITE_ONCE(head->space_gen, head->space_gen + 1);
 	wake_up_all(&head->wait);
-	/*
-	 * Signed: @user_ring_idx may be an index that is published but not
-	 * yet counted in head->published.
-	 */
-	ret = wait_event_interruptible(head->wait,
-				       (long)(READ_ONCE(head->published) -
-					      user_ring_idx) >=
-				       (long)min_wait_events ||
-				       READ_ONCE(head->dead));
-	if (ret) {
-		ret = -EINTR;
+	ret = async_wait_sleep(head, user_ring_idx, min_wait_events);
+	if (ret)
 		goto out;
-	}
 	ret = READ_ONCE(head->dead) ? -EINVAL :
 	      max(0L, (long)(READ_ONCE(head->published) - user_ring_idx));
 	/* The published count before the caller's read of the index. */

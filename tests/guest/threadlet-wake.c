@@ -8,7 +8,8 @@
  * whose count is not reached yet sleeps again, two waiters both return, a
  * waiter of another nice value (which the direct switch refuses) returns,
  * a waiter interrupted by signals returns, and thousands of round trips
- * lose no wake-up. Everything runs on one CPU, where the direct path is
+ * lose no wake-up, and a waiter for eight completions is woken once, not
+ * by each post. Everything runs on one CPU, where the direct path is
  * taken. A watchdog turns a lost wake-up into a failure, not a hang.
  */
 #include <errno.h>
@@ -219,6 +220,49 @@ static void round_trips(int itimer)
 	      phase, blocked, got, bad, eintr, ticks);
 }
 
+/*
+ * A waiter for eight completions sleeps through the first seven posts:
+ * async_wait()'s wake function checks its count, so only the eighth wakes
+ * it. Counted with its voluntary context switches, which a wake-up for a
+ * short count adds one by one (it wakes, finds seven or fewer, sleeps).
+ * The posts come from this thread with async_complete(), a pause after
+ * each, so that a waiter woken early would run and sleep again.
+ */
+static long many_nvcsw;
+
+static void *wait_for_eight(void *arg)
+{
+	struct rusage before, after;
+
+	(void)arg;
+	getrusage(RUSAGE_THREAD, &before);
+	waiter_ret = async_wait(8, waiter_idx, &ahu);
+	getrusage(RUSAGE_THREAD, &after);
+	many_nvcsw = after.ru_nvcsw - before.ru_nvcsw;
+	return NULL;
+}
+
+static void wait_for_eight_posts(void)
+{
+	static int tokens[8];
+	pthread_t th;
+	int ok = 1;
+
+	phase = "a waiter for eight";
+	waiter_idx = ahu.user_ring_idx;
+	pthread_create(&th, NULL, wait_for_eight, NULL);
+	usleep(50000);
+	for (int i = 0; i < 8; i++) {
+		ok &= syscall(__NR_async_complete, &tokens[i], &ahu) == 0;
+		usleep(5000);
+	}
+	pthread_join(th, NULL);
+	tl_ok(ok && waiter_ret == 8, "a waiter for eight returns with eight (%ld)", waiter_ret);
+	tl_ok(many_nvcsw >= 1 && many_nvcsw <= 2,
+	      "and slept through the first seven posts (%ld context switches)", many_nvcsw);
+	tl_ok(pop_all() == 8, "the eight events popped");
+}
+
 int main(void)
 {
 	pthread_t dog;
@@ -244,6 +288,7 @@ int main(void)
 	wait_for_two();
 	two_waiters();
 	other_nice();
+	wait_for_eight_posts();
 	round_trips(0);
 	round_trips(1);
 
