@@ -375,7 +375,20 @@ static void *pop_one(void)
 	return ev;
 }
 
-static long run_threadlet(int c)
+/* threadlet_submit()'s fn: returns, the library posts rq. */
+static long tl_submit_fn(void *data)
+{
+	struct tl_req *rq = data;
+
+	rq->ret = pread(fd, bufs[rq->slot], BS, blocks[rq->idx] * BS);
+	return 0;
+}
+
+/*
+ * One threadlet per read, started with threadlet_exec() or, @submit,
+ * threadlet_submit(), which may queue it behind the cache-miss threads.
+ */
+static long run_threadlet_reqs(int c, int submit)
 {
 	int free_slots[MAXC], nfree = c, issued = 0, inflight = 0;
 	long done = 0;
@@ -392,7 +405,8 @@ static long run_threadlet(int c)
 			long r;
 
 			*rq = (struct tl_req){ s, issued++, 0 };
-			r = threadlet_exec(tl_fn, rq, stacks[s], &ahu);
+			r = submit ? threadlet_submit(tl_submit_fn, rq, rq, stacks[s], &ahu) :
+				     threadlet_exec(tl_fn, rq, stacks[s], &ahu);
 			if (r == 1) {
 				verify(bufs[s], rq->ret, blocks[rq->idx]);
 				free_slots[nfree++] = s;
@@ -400,8 +414,9 @@ static long run_threadlet(int c)
 			} else if (r == 0) {
 				inflight++;
 			} else {
-				FAIL("threadlet_exec returned %ld (%#lx)\n", r,
-				     (unsigned long)r);
+				FAIL("%s returned %ld (%#lx)\n",
+				     submit ? "threadlet_submit" : "threadlet_exec",
+				     r, (unsigned long)r);
 				goto out;
 			}
 		}
@@ -419,6 +434,16 @@ static long run_threadlet(int c)
 out:
 	async_head_exit(&ahu);
 	return done;
+}
+
+static long run_threadlet(int c)
+{
+	return run_threadlet_reqs(c, 0);
+}
+
+static long run_threadlet_submit(int c)
+{
+	return run_threadlet_reqs(c, 1);
 }
 
 /*
@@ -567,6 +592,7 @@ static const struct method {
 	{ "threadlet_syscall", run_threadlet, STATS | SYSCALL, 6 },
 	{ "syslet", run_syslet, STATS, 7 },
 	{ "threadlet_loop", run_threadlet_loop, STATS, 8 },
+	{ "threadlet_submit", run_threadlet_submit, STATS | VDSO, 5 },
 	{ "posix_aio_tl", run_posix_aio, STATS | TLAIO, 2 },
 };
 #define NMETHODS (int)(sizeof(methods) / sizeof(methods[0]))
