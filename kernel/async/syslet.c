@@ -60,6 +60,7 @@ static bool syslet_nr_forbidden_64(unsigned int nr)
 	case __NR_async_thread:
 	case __NR_async_wait:
 	case __NR_async_exec:
+	case __NR_async_complete:
 		return true;
 	}
 	return false;
@@ -119,6 +120,7 @@ static bool syslet_nr_forbidden_32(unsigned int nr)
 	case SYSLET_NR32(async_thread):
 	case SYSLET_NR32(async_wait):
 	case SYSLET_NR32(async_exec):
+	case SYSLET_NR32(async_complete):
 		return true;
 	}
 	return false;

@@ -316,7 +316,7 @@ static void bad_input(void)
 	      r[0]);
 	static const int forbidden[] = { SYS_fork, SYS_vfork, SYS_clone, SYS_clone3,
 		SYS_execve, SYS_exit, SYS_exit_group, SYS_rt_sigreturn, __NR_async_exec,
-		__NR_async_thread, __NR_threadlet_register };
+		__NR_async_thread, __NR_threadlet_register, __NR_async_complete };
 	int all = 1;
 
 	for (unsigned int i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++) {

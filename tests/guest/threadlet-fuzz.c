@@ -1512,7 +1512,7 @@ static const unsigned int forbidden_nrs[] = {
 #endif
 	__NR_threadlet_register,
 	__NR_threadlet_on, __NR_threadlet_off, __NR_async_register,
-	__NR_async_thread, __NR_async_wait, __NR_async_exec,
+	__NR_async_thread, __NR_async_wait, __NR_async_exec, __NR_async_complete,
 };
 
 enum {
