@@ -14,9 +14,11 @@
  *  - many blocking jobs: every event exactly once, every job run once;
  *  - errors: bad arguments, a head without a pool, nesting, and
  *    async_complete()'s own (NULL event, unknown head); async_complete()
- *    from a plain thread posts and wakes async_wait().
+ *    from a plain thread posts and wakes async_wait(); and
+ *    async_complete() against a full ring, signals and a head that ends.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -310,6 +312,112 @@ static void test_async_complete(void)
 	      "and posts its event once");
 }
 
+/*
+ * async_complete() under attack, on a head of its own with a ring of 4:
+ *  - a poster that waits for a full ring takes a signal (its handler runs)
+ *    and goes on waiting, nothing posted twice; popping one lets it post;
+ *  - two threads post as fast as they can while the head is ended under
+ *    them: each call returns 0 or EINVAL, none hangs, including those
+ *    waiting for the full ring when the head goes.
+ */
+static struct async_head_user ahu2;
+static int hostile_sigs;
+static volatile int spam_stop;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	__atomic_add_fetch(&hostile_sigs, 1, __ATOMIC_RELAXED);
+}
+
+static void *post_one(void *arg)
+{
+	long r = syscall(__NR_async_complete, arg, &ahu2);
+
+	return (void *)(r == 0 ? 0L : (long)errno);
+}
+
+struct spam {
+	long posted, einval, other;
+	int done;
+};
+
+static void *spam_posts(void *arg)
+{
+	struct spam *sp = arg;
+	static int tok;
+
+	while (!spam_stop) {
+		long r = syscall(__NR_async_complete, &tok, &ahu2);
+
+		if (r == 0)
+			sp->posted++;
+		else if (errno == EINVAL)
+			sp->einval++;
+		else
+			sp->other++;
+		if (r && sp->einval > 1000)
+			break;
+	}
+	__atomic_store_n(&sp->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_complete_hostile(void)
+{
+	static int tokens[5];
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct spam sp[2] = { { 0 }, { 0 } };
+	pthread_t th, spammer[2];
+	void *ret = (void *)-1L;
+	int ok = 1, i;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	if (async_head_init(&ahu2, 4, 1)) {
+		tl_ok(0, "a second head with a ring of 4");
+		return;
+	}
+	for (i = 0; i < 4; i++)
+		ok &= syscall(__NR_async_complete, &tokens[i], &ahu2) == 0;
+	tl_ok(ok, "four posts fill a ring of 4");
+	pthread_create(&th, NULL, post_one, &tokens[4]);
+	usleep(50000);
+	pthread_kill(th, SIGUSR1);
+	usleep(50000);
+	tl_ok(__atomic_load_n(&hostile_sigs, __ATOMIC_RELAXED) == 1 &&
+	      ahu2.kernel_ring_idx == 4,
+	      "a poster waiting for the full ring takes a signal and posts nothing (%d, %llu)",
+	      hostile_sigs, ahu2.kernel_ring_idx);
+	tl_ok(async_ring_pop(&ahu2) == &tokens[0], "pop one");
+	pthread_join(th, &ret);
+	tl_ok(ret == NULL && ahu2.kernel_ring_idx == 5,
+	      "then its call, restarted after the handler, posts once (%ld, %llu)",
+	      (long)ret, ahu2.kernel_ring_idx);
+	for (i = 1; i < 5; i++)
+		ok &= async_ring_pop(&ahu2) == &tokens[i];
+	tl_ok(ok && async_ring_pop(&ahu2) == NULL, "the ring holds the other four in order");
+
+	for (i = 0; i < 2; i++)
+		pthread_create(&spammer[i], NULL, spam_posts, &sp[i]);
+	for (i = 0; i < 50; i++) {
+		while (async_ring_pop(&ahu2))
+			;
+		usleep(1000);
+	}
+	tl_ok(async_head_exit(&ahu2) == 0, "the head ends under two posting threads");
+	for (i = 0; i < 200 && !(__atomic_load_n(&sp[0].done, __ATOMIC_ACQUIRE) &&
+				 __atomic_load_n(&sp[1].done, __ATOMIC_ACQUIRE)); i++)
+		usleep(10000);
+	spam_stop = 1;
+	tl_ok(sp[0].done && sp[1].done, "both posters see it within 2 s (none hangs on the ring)");
+	for (i = 0; i < 2; i++)
+		pthread_join(spammer[i], NULL);
+	tl_ok(sp[0].posted + sp[1].posted > 0 && sp[0].einval > 0 && sp[1].einval > 0 &&
+	      !sp[0].other && !sp[1].other,
+	      "every call returned 0 or EINVAL (%ld and %ld posted, %ld other errors)",
+	      sp[0].posted, sp[1].posted, sp[0].other + sp[1].other);
+}
+
 int main(void)
 {
 	struct async_head_user nopool = { 0 };
@@ -341,6 +449,7 @@ int main(void)
 	test_basic();
 	test_queue();
 	test_async_complete();
+	test_complete_hostile();
 	test_many();
 	test_exit_runs_queue();
 
