@@ -375,6 +375,14 @@ static bool async_wait_done(struct async_head *head, unsigned long idx,
 	       READ_ONCE(head->dead);
 }
 
+/* The sleeper @wq, an async_wait() entry, has its completions. */
+static bool async_waiter_done(struct wait_queue_entry *wq)
+{
+	struct async_waiter *w = container_of(wq, struct async_waiter, wq);
+
+	return async_wait_done(w->head, w->user_ring_idx, w->min_wait_events);
+}
+
 /*
  * Wake function of an async_wait() sleeper, called under head->wait.lock
  * by whoever wakes the queue: after a post (which publishes first, so it
@@ -387,32 +395,21 @@ static bool async_wait_done(struct async_head *head, unsigned long idx,
 static int async_waiter_wake(struct wait_queue_entry *wq, unsigned int mode,
 			     int sync, void *key)
 {
-	struct async_waiter *w = container_of(wq, struct async_waiter, wq);
-
-	if (!async_wait_done(w->head, w->user_ring_idx, w->min_wait_events))
+	if (!async_waiter_done(wq))
 		return 0;
 	return autoremove_wake_function(wq, mode, sync, key);
-}
-
-/* @wq is an async_wait() sleeper whose completions are all published. */
-static bool async_waiter_ready(struct wait_queue_entry *wq)
-{
-	struct async_waiter *w = container_of(wq, struct async_waiter, wq);
-
-	return wq->func == async_waiter_wake &&
-	       async_wait_done(w->head, w->user_ring_idx, w->min_wait_events);
 }
 
 /*
  * Wakes whoever waits on @head after a post. A completer that parks right
  * after (@next not NULL) takes a lone async_wait() sleeper that last ran
  * on this CPU and whose completions are all published now, as its
- * successor instead: *@next is
- * that task, referenced and off the queue, for async_park() to hand the
- * CPU to as it sleeps (threadlet_next, see __schedule()). Taking the
- * entry off is what autoremove_wake_function() does when it wakes; the
- * task is woken later, when the completer sleeps or by schedule() if it
- * does not, and rechecks its condition then as after any wake-up.
+ * successor instead: *@next is that task, referenced and off the queue,
+ * for async_park() to hand the CPU to as it sleeps (threadlet_next, see
+ * __schedule()). Taking the entry off is what autoremove_wake_function()
+ * does when it wakes; the task is woken later, when the completer sleeps
+ * or by schedule() if it does not, and rechecks its condition then as
+ * after any wake-up.
  */
 static void async_wake(struct async_head *head, struct task_struct **next)
 {
@@ -424,7 +421,7 @@ static void async_wake(struct async_head *head, struct task_struct **next)
 		w = list_first_entry_or_null(&head->wait.head,
 					     struct wait_queue_entry, entry);
 		if (w && list_is_singular(&head->wait.head) &&
-		    async_waiter_ready(w) &&
+		    w->func == async_waiter_wake && async_waiter_done(w) &&
 		    task_cpu(w->private) == raw_smp_processor_id()) {
 			*next = w->private;
 			get_task_struct(*next);
