@@ -105,7 +105,7 @@ struct tl_pool {
 	/*
 	 * threadlet_submit()'s queue, under qlock: jobs waiting for a
 	 * cache-miss thread, and busy, the submitted threadlets handed off
-	 * and not yet done (see tl_job_queue()). qmin: TL_QUEUE_MIN.
+	 * and not yet done (see tl_job_queue()). qmin: TL_QUEUE_MIN, 0 off.
 	 */
 	pthread_mutex_t qlock;
 	struct tl_job *qhead, **qtail;
@@ -840,7 +840,7 @@ static unsigned int tl_queue_min(void)
 	v = strtoul(env, &end, 10);
 	if (*end || v > ASYNC_MAX_CACHEMISS)
 		return TL_QUEUE_MIN;
-	return v ? (unsigned int)v : UINT_MAX;
+	return (unsigned int)v;
 }
 
 /*
@@ -888,8 +888,8 @@ static bool tl_job_queue(struct tl_pool *pool, struct tl_job *job)
 	bool queued = false;
 	int busy;
 
-	if (__atomic_load_n(&pool->busy, __ATOMIC_RELAXED) < (int)pool->qmin ||
-	    pool->qmin == UINT_MAX)
+	if (!pool->qmin ||
+	    __atomic_load_n(&pool->busy, __ATOMIC_RELAXED) < (int)pool->qmin)
 		return false;
 	pthread_mutex_lock(&pool->qlock);
 	busy = __atomic_load_n(&pool->busy, __ATOMIC_RELAXED);
