@@ -186,10 +186,15 @@ def spread(a, b):
     return 0.0 if a == b else 100.0 * abs(a - b) / min(a, b)
 
 
-def md(head, rows, right=()):
-    out = ["| " + " | ".join(head) + " |",
-           "| " + " | ".join("---:" if i in right else "---" for i in range(len(head))) + " |"]
-    return out + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+def md(head, rows):
+    """A markdown table; a heading that ends in ":" right-aligns its column."""
+    line = lambda cells: "| " + " | ".join(str(c) for c in cells) + " |"
+    return [line(h[:-1] if h.endswith(":") else h for h in head),
+            line("---:" if h.endswith(":") else "---" for h in head)] + [line(r) for r in rows]
+
+
+def ratio(v, base):
+    return x2(v / base) if v and base else "-"
 
 
 def determinism(R, bench):
@@ -252,9 +257,10 @@ HISTOGRAM = ["set style fill solid 0.8 border -1", "set boxwidth 0.9",
 
 def micro_table(R, bench="micro"):
     cols, rows = runs(R, bench), []
-    head = ["operation", "what it measures", "iters", "baseline"]
+    head = ["operation", "what it measures", "iters:", "baseline"]
     for mb in cols:
-        head += ["%s ns/op" % run_name(mb), "spread" if mb[1] > 1 else "%s x base" % run_name(mb)]
+        head += ["%s ns/op:" % run_name(mb),
+                 "spread:" if mb[1] > 1 else "%s x base:" % run_name(mb)]
     for r in R.sel(bench=bench, mode=cols[0][0], boot=cols[0][1], unit="ns/op"):
         m, p = r["method"], r["params"]
         if not p.get("iters"):
@@ -266,9 +272,9 @@ def micro_table(R, bench="micro"):
             if boot > 1:
                 row += [n1(v), pct(spread(R.fig(bench, m, mode=mode, unit="ns/op"), v))]
             else:
-                row += [n1(v), x2(v / b) if v and b else "-"]
+                row += [n1(v), ratio(v, b)]
         rows.append(row)
-    return md(head, rows, right={2} | set(range(4, len(head))))
+    return md(head, rows)
 
 
 def micro_compare(R):
@@ -286,8 +292,8 @@ def micro_compare(R):
             v, base = R.fig(b, m, unit="ns/op"), R.fig(b, vs.get(m, ""), unit="ns/op")
             row.append(n1(v) + (" (%.2f×)" % (v / base) if v and base else ""))
         rows.append(row)
-    return md(["operation", "64-bit, x86-64 kernel", "32-bit, x86-64 kernel",
-               "32-bit, i386 kernel"], rows, right={1, 2, 3})
+    return md(["operation", "64-bit, x86-64 kernel:", "32-bit, x86-64 kernel:",
+               "32-bit, i386 kernel:"], rows)
 
 
 def micro_short(R):
@@ -300,7 +306,7 @@ def micro_short(R):
             rows.append(["`%s`: %s" % (r["method"], p["what"]), n1(v), "(baseline)"
                          if p.get("base") == r["method"] else "%s × `%s`" % (x2(v / b), p["base"])
                          if b else "-"])
-    return md(["operation", "guest instructions", "× baseline"], rows, right={1})
+    return md(["operation", "guest instructions:", "× baseline"], rows)
 
 
 def micro_report(R, res, det, plots):
@@ -371,8 +377,8 @@ def io_wall(R):
         rows.append([c, m, n, n0(v), n0(io_fig(R, c, m, n, "ns/read")),
                      n1(io_fig(R, c, m, n, "cpu-ns/read") / 1000),
                      x2(v / base) if base else "-"])
-    out += md(["case", "method", "N", "reads/s", "ns/read", "CPU µs/read", "ratio to sync"],
-              rows, right={2, 3, 4, 5, 6})
+    out += md(["case", "method", "N:", "reads/s:", "ns/read:", "CPU µs/read:",
+               "ratio to sync:"], rows)
     ev = ["task-clock", "raw_syscalls:sys_enter", "context-switches",
           "threadlet:threadlet_handoff", "threadlet:threadlet_fallback"]
     rows = []
@@ -384,9 +390,8 @@ def io_wall(R):
         out += ["", "## Per read, from perf stat", "",
                 "Each (case, method, N) again in its own process under perf stat, counting "
                 "only while the method runs (`perf stat -D -1 --control`); counts per read.", ""]
-        out += md(["case", "method", "N", "task-clock µs/read", "syscalls/read",
-                   "context switches/read", "hand-offs/read", "fallbacks/read"], rows,
-                  right={2, 3, 4, 5, 6, 7})
+        out += md(["case", "method", "N:", "task-clock µs/read:", "syscalls/read:",
+                   "context switches/read:", "hand-offs/read:", "fallbacks/read:"], rows)
     return out
 
 
@@ -430,8 +435,8 @@ def io_fio(R):
            "run of our matching method; fio read from `--output-format=json`. Medians and "
            "min–max; *agrees* when the two ranges overlap. CPU per read: ours the process "
            "CPU time, fio's its rusage of the job threads.", ""]
-    out += md(["case", "ours", "fio engine", "N", "ours reads/s", "fio IOPS", "fio/ours",
-               "agrees", "CPU µs/read ours / fio"], rows, right={3, 4, 5, 6, 8})
+    out += md(["case", "ours", "fio engine", "N:", "ours reads/s:", "fio IOPS:", "fio/ours:",
+               "agrees", "CPU µs/read ours / fio:"], rows)
     return out + ([""] + notes if notes else [])
 
 
@@ -457,10 +462,9 @@ def io_icount(R, det):
             good += s <= SPREAD_MAX
         rows.append([c, m, n] + [n0(v) for v in vs] +
                     [pct(s), "-" if s is None else "yes" if s <= SPREAD_MAX else "**no**",
-                     x2(vs[0] / base) if vs[0] and base else "-"])
-    out += md(["case", "method", "N"] + ["boot %d" % b for b in boots] +
-              ["spread", "repeats", "ratio to sync"], rows,
-              right=set(range(2, len(boots) + 4)) | {len(boots) + 5})
+                     ratio(vs[0], base)])
+    out += md(["case", "method", "N:"] + ["boot %d:" % b for b in boots] +
+              ["spread:", "repeats", "ratio to sync:"], rows)
     if total:
         out += ["", "%d of %d figures repeat within %g%%." % (good, total, SPREAD_MAX)]
     if det:
@@ -469,11 +473,10 @@ def io_icount(R, det):
     for c, m, n in io_rows(R, "icount"):
         if c != "cached":
             v, b = io_fig(R, c, m, n, "ns/read", "icount"), io_fig(R, c, "sync", 1, "ns/read", "icount")
-            rows.append([c, m, n, n0(v), x2(v / b) if v and b else "-"])
+            rows.append([c, m, n, n0(v), ratio(v, b)])
     out += ["", "Guest ns per read, boot 1, where the disk's latency counts (guest time "
             "too, so deterministic):", ""]
-    return out + md(["case", "method", "N", "guest ns/read", "ratio to sync"], rows,
-                    right={2, 3, 4})
+    return out + md(["case", "method", "N:", "guest ns/read:", "ratio to sync:"], rows)
 
 
 def io_table(R, case, n=32, unit="cpu-ns/read", scale=1):
@@ -484,9 +487,9 @@ def io_table(R, case, n=32, unit="cpu-ns/read", scale=1):
     for m in ms[1:]:
         v = io_fig(R, case, m, n, unit, "icount")
         cells.append(x2(v / base) if scale == 1 else n1(v / scale))
-    return md(["", "sync"] + ["%s N=%d" % (m, n) for m in ms[1:]],
+    return md(["", "sync:"] + ["%s N=%d:" % (m, n) for m in ms[1:]],
               [[case + (", instructions per read" if scale == 1 else ", guest µs per read")]
-               + cells], right=set(range(1, len(ms) + 1)))
+               + cells])
 
 
 def io_report(R, res, det, plots):
@@ -555,7 +558,7 @@ def scale_table(R):
              for c in (1, 2)]
         if v[0] and v[1]:
             rows.append([m, n0(v[0]), n0(v[1]), "%.2f×" % (v[1] / v[0])])
-    return md(["method", "1 vCPU", "2 vCPUs", "2 / 1"], rows, right={1, 2, 3})
+    return md(["method", "1 vCPU:", "2 vCPUs:", "2 / 1:"], rows)
 
 
 def render(template, R, dets):
