@@ -199,30 +199,28 @@ def ratio(v, base):
 
 def determinism(R, bench):
     """Every -icount figure of boot n > 1 against boot 1, of the benchmarks
-    whose name starts with @bench: lines and verdict."""
-    R = Records([r for r in R.recs if r["bench"].startswith(bench)])
-    out, bad, total, same = [], [], 0, 0
+    whose name starts with @bench: lines and verdict (None: no such boot)."""
     key = lambda r: (r["bench"], r["method"], r["case"], r["unit"],
                      json.dumps(r["params"], sort_keys=True))
-    first = {key(r): r for r in R.sel(mode="icount", boot=1) if r["unit"] != "target"}
-    for r in R.recs:
-        if r["mode"] != "icount" or r["boot"] == 1 or r["unit"] == "target":
-            continue
-        a = first.get(key(r))
-        s = spread(a and a["figure"], r["figure"])
-        total += 1
-        name = " ".join(x for x in key(r)[:4] if x)
+    recs = [r for r in R.recs if r["bench"].startswith(bench) and r["mode"] == "icount"
+            and r["unit"] != "target"]
+    first = {key(r): r["figure"] for r in recs if r["boot"] == 1}
+    out, bad, same = [], [], 0
+    for r in (r for r in recs if r["boot"] != 1):
+        a, name = first.get(key(r)), " ".join(x for x in key(r)[:4] if x)
+        s = spread(a, r["figure"])
         if s is None or s > SPREAD_MAX:
             bad.append(name)
         same += s == 0
-        out.append("SPREAD boot1/boot%d %s %s %s %s" % (r["boot"], name, a and a["figure"],
-                   r["figure"], "missing" if s is None else "%.2f%%" % s))
-    if not total:
+        out.append("SPREAD boot1/boot%d %s %s %s %s" % (r["boot"], name, a, r["figure"],
+                                                        "missing" if s is None else pct(s)))
+    if not out:
         return out, None
-    v = ("DETERMINISM ok: all %d figures within %g%% (%d identical)" % (total, SPREAD_MAX, same)
-         if not bad else "DETERMINISM NOT ok: %d of %d figures over %g%%: %s" %
-         (len(bad), total, SPREAD_MAX, " ".join(bad)))
-    return out, v
+    if bad:
+        return out, "DETERMINISM NOT ok: %d of %d figures over %g%%: %s" % (
+            len(bad), len(out), SPREAD_MAX, " ".join(bad))
+    return out, "DETERMINISM ok: all %d figures within %g%% (%d identical)" % (
+        len(out), SPREAD_MAX, same)
 
 
 def runs(R, bench):
