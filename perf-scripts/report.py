@@ -253,24 +253,24 @@ HISTOGRAM = ["set style fill solid 0.8 border -1", "set boxwidth 0.9",
 # ---- micro ------------------------------------------------------------------------
 
 
-def micro_table(R, bench="micro"):
-    cols, rows = runs(R, bench), []
+def micro_table(R):
+    """Every operation in every boot: -icount boot 1, the other -icount boots
+    (spread against boot 1), wall (ratio to the baseline)."""
+    cols, rows = runs(R, "micro"), []
+    op = lambda m, mode, boot=1: R.fig("micro", m, mode=mode, boot=boot, unit="ns/op")
     head = ["operation", "what it measures", "iters:", "baseline"]
-    for mb in cols:
-        head += ["%s ns/op:" % run_name(mb),
-                 "spread:" if mb[1] > 1 else "%s x base:" % run_name(mb)]
-    for r in R.sel(bench=bench, mode=cols[0][0], boot=cols[0][1], unit="ns/op"):
+    for mode, boot in cols:
+        name = run_name((mode, boot))
+        head += ["%s ns/op:" % name, "spread:" if boot > 1 else "%s x base:" % name]
+    for r in R.sel(bench="micro", mode=cols[0][0], boot=cols[0][1], unit="ns/op"):
         m, p = r["method"], r["params"]
         if not p.get("iters"):
             continue
         row = [m, p["what"], p["iters"], p.get("base", "-")]
         for mode, boot in cols:
-            v = R.fig(bench, m, mode=mode, boot=boot, unit="ns/op")
-            b = R.fig(bench, p.get("base"), mode=mode, boot=boot, unit="ns/op")
-            if boot > 1:
-                row += [n1(v), pct(spread(R.fig(bench, m, mode=mode, unit="ns/op"), v))]
-            else:
-                row += [n1(v), ratio(v, b)]
+            v = op(m, mode, boot)
+            row += [n1(v), pct(spread(op(m, mode), v)) if boot > 1
+                    else ratio(v, op(p.get("base"), mode))]
         rows.append(row)
     return md(head, rows)
 
@@ -298,12 +298,13 @@ def micro_short(R):
     """The README's table: -icount boot 1, one row per operation."""
     rows = []
     for r in R.sel(bench="micro", mode="icount", boot=1, unit="ns/op"):
-        p, v = r["params"], r["figure"]
+        m, p, v = r["method"], r["params"], r["figure"]
+        if not p.get("iters") or m.endswith(("_mean", "_min")):
+            continue
         b = R.fig("micro", p.get("base"), unit="ns/op")
-        if p.get("iters") and not r["method"].endswith(("_mean", "_min")):
-            rows.append(["`%s`: %s" % (r["method"], p["what"]), n1(v), "(baseline)"
-                         if p.get("base") == r["method"] else "%s × `%s`" % (x2(v / b), p["base"])
-                         if b else "-"])
+        vs = ("(baseline)" if p.get("base") == m else
+              "%s × `%s`" % (x2(v / b), p["base"]) if b else "-")
+        rows.append(["`%s`: %s" % (m, p["what"]), n1(v), vs])
     return md(["operation", "guest instructions:", "× baseline"], rows)
 
 
