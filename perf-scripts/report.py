@@ -18,7 +18,8 @@ date(bench), tgt(bench, target), det(bench), the tables micro(),
 micro32(), io(case, ...) and scale(), and the number formats n0, n1, x2;
 a field whose figure has no record reads "-".
 """
-import argparse, glob, json, os, re, shutil, statistics, subprocess, sys, time
+import argparse, glob, json, os, re, shutil, subprocess, sys, time
+from statistics import median
 
 SPREAD_MAX = 1.0        # % between boots that still counts as the same
 BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
@@ -367,15 +368,14 @@ def io_fig(R, c, m, n, unit, mode="wall", boot=1, bench="io"):
 
 
 def io_wall(R):
-    out = ["## Throughput (wall clock)", "",
-           "CPU µs/read: CLOCK_PROCESS_CPUTIME_ID of the io process (all its threads) "
-           "over the whole method call, per read. Ratio: reads/s against sync pread.", ""]
     rows = []
     for c, m, n in io_rows(R, "wall"):
         v, base = io_fig(R, c, m, n, "reads/s"), io_fig(R, c, "sync", 1, "reads/s")
         rows.append([c, m, n, n0(v), n0(io_fig(R, c, m, n, "ns/read")),
-                     n1(io_fig(R, c, m, n, "cpu-ns/read") / 1000),
-                     x2(v / base) if base else "-"])
+                     n1(io_fig(R, c, m, n, "cpu-ns/read") / 1000), x2(v / base) if base else "-"])
+    out = ["## Throughput (wall clock)", "",
+           "CPU µs/read: CLOCK_PROCESS_CPUTIME_ID of the io process (all its threads) "
+           "over the whole method call, per read. Ratio: reads/s against sync pread.", ""]
     out += md(["case", "method", "N:", "reads/s:", "ns/read:", "CPU µs/read:",
                "ratio to sync:"], rows)
     ev = ["task-clock", "raw_syscalls:sys_enter", "context-switches",
@@ -385,44 +385,44 @@ def io_wall(R):
         v = [io_fig(R, c, m, n, e + "/read", bench="io-perf") for e in ev]
         rows.append([c, m, n, n1(v[0] and v[0] * 1000)] +
                     ["-" if x is None else "%.3f" % x for x in v[1:]])
-    if rows:
-        out += ["", "## Per read, from perf stat", "",
-                "Each (case, method, N) again in its own process under perf stat, counting "
-                "only while the method runs (`perf stat -D -1 --control`); counts per read.", ""]
-        out += md(["case", "method", "N:", "task-clock µs/read:", "syscalls/read:",
-                   "context switches/read:", "hand-offs/read:", "fallbacks/read:"], rows)
-    return out
+    if not rows:
+        return out
+    return out + ["", "## Per read, from perf stat", "",
+                  "Each (case, method, N) again in its own process under perf stat, counting "
+                  "only while the method runs (`perf stat -D -1 --control`); counts per read.",
+                  ""] + md(["case", "method", "N:", "task-clock µs/read:", "syscalls/read:",
+                            "context switches/read:", "hand-offs/read:", "fallbacks/read:"], rows)
 
 
 def io_fio(R):
+    """fio's engines against our methods on the same reads: the ranges, whether
+    they overlap, and where they do not, whether CPU time covers the gap."""
     rows, notes = [], []
-    rng = lambda v: "%s (%s–%s)" % (n0(statistics.median(v)), n0(v[0]), n0(v[-1]))
-    for c, e, n in sorted({(r["case"], r["method"], r["params"]["n"])
-                           for r in R.sel(bench="fio")},
-                          key=lambda k: (CASES.index(k[0]), k[1], k[2])):
+    rng = lambda v: "%s (%s–%s)" % (n0(median(v)), n0(v[0]), n0(v[-1]))
+    more = lambda d: "less" if d < 0 else "more"
+    keys = {(r["case"], r["method"], r["params"]["n"]) for r in R.sel(bench="fio")}
+    for c, e, n in sorted(keys, key=lambda k: (CASES.index(k[0]), k[1], k[2])):
         m = FIO_OURS.get(e, "sync" if n == 1 else "pthread")
         fio = R.sel(bench="fio", method=e, case=c, params={"n": n})
         ours = R.sel(bench="io-paired", method=m, case=c, params={"n": n})
         fv, ov = sorted(r["figure"] for r in fio), sorted(r["figure"] for r in ours)
-        errs = [r for r in fio if r["params"].get("error") or (
-            r["params"].get("done", 0) != r["params"].get("asked") and not r["params"].get("ramped"))]
         if not ov:
             rows.append([c, m + " (no figure)", e, n, "-", rng(fv), "-", "-", "-"])
             continue
+        errs = [p for p in (r["params"] for r in fio) if p.get("error") or
+                (p.get("done", 0) != p.get("asked") and not p.get("ramped"))]
         agree = "yes" if fv[0] <= ov[-1] and fv[-1] >= ov[0] else "no"
         if errs:
             agree += ", fio: %d runs with an error or a short count" % len(errs)
-        fm, om = statistics.median(fv), statistics.median(ov)
-        fc = statistics.median(r["params"]["cpu"] for r in fio) / 1000
-        oc = statistics.median(r["params"]["cpu"] for r in ours) / 1000
+        fm, om = median(fv), median(ov)
+        fc, oc = (median(r["params"]["cpu"] for r in rs) / 1000 for rs in (fio, ours))
         rows.append([c, m, e, n, rng(ov), rng(fv), x2(fm / om), agree,
                      "%s / %s" % (n1(oc), n1(fc))])
         if agree.startswith("no"):
             dt, dc = 1e6 / fm - 1e6 / om, fc - oc
             notes.append("- %s %s N=%d (fio %s): fio takes %.1f µs %s per read; its job threads "
                          "spend %.1f µs %s CPU per read than our process: that %s half of the gap."
-                         % (c, m, n, e, abs(dt), "less" if dt < 0 else "more", abs(dc),
-                            "less" if dc < 0 else "more",
+                         % (c, m, n, e, abs(dt), more(dt), abs(dc), more(dc),
                             "covers at least" if dc * dt > 0 and abs(dc) >= abs(dt) / 2
                             else "does not cover"))
     if not rows:
@@ -443,6 +443,17 @@ def io_icount(R, det):
     boots = sorted({r["boot"] for r in R.sel(bench="io", mode="icount")})
     if not boots:
         return []
+    fig = lambda c, m, n, unit, boot=1: io_fig(R, c, m, n, unit, "icount", boot)
+    rows, repeats = [], []
+    for c, m, n in io_rows(R, "icount"):
+        vs = [fig(c, m, n, "cpu-ns/read", b) for b in boots]
+        ss = [spread(vs[0], v) for v in vs[1:]]
+        s = None if not ss or None in ss else max(ss)
+        if s is not None:
+            repeats.append(s <= SPREAD_MAX)
+        rows.append([c, m, n] + [n0(v) for v in vs] +
+                    [pct(s), "-" if s is None else "yes" if s <= SPREAD_MAX else "**no**",
+                     ratio(vs[0], fig(c, "sync", 1, "cpu-ns/read"))])
     out = ["", "## Deterministic mode (-icount)", "",
            "One vCPU, 1 ns = 1 guest instruction, no input from the host that varies; "
            "the data on a memory-backed null_blk device that completes each request on a "
@@ -450,29 +461,16 @@ def io_icount(R, det):
            "io process's CPU time per read (all threads), median of its runs in each boot; "
            "ratio against sync pread of the same case. A figure repeats when its boots "
            "agree within %g%%." % SPREAD_MAX, ""]
-    rows, good, total = [], 0, 0
-    for c, m, n in io_rows(R, "icount"):
-        vs = [io_fig(R, c, m, n, "cpu-ns/read", "icount", b) for b in boots]
-        ss = [spread(vs[0], v) for v in vs[1:]]
-        s = None if not ss or None in ss else max(ss)
-        base = io_fig(R, c, "sync", 1, "cpu-ns/read", "icount")
-        if s is not None:
-            total += 1
-            good += s <= SPREAD_MAX
-        rows.append([c, m, n] + [n0(v) for v in vs] +
-                    [pct(s), "-" if s is None else "yes" if s <= SPREAD_MAX else "**no**",
-                     ratio(vs[0], base)])
     out += md(["case", "method", "N:"] + ["boot %d:" % b for b in boots] +
               ["spread:", "repeats", "ratio to sync:"], rows)
-    if total:
-        out += ["", "%d of %d figures repeat within %g%%." % (good, total, SPREAD_MAX)]
+    if repeats:
+        out += ["", "%d of %d figures repeat within %g%%." % (sum(repeats), len(repeats),
+                                                              SPREAD_MAX)]
     if det:
         out += ["", "Every -icount figure, boot 1 against the others: **%s**." % det]
-    rows = []
-    for c, m, n in io_rows(R, "icount"):
-        if c != "cached":
-            v, b = io_fig(R, c, m, n, "ns/read", "icount"), io_fig(R, c, "sync", 1, "ns/read", "icount")
-            rows.append([c, m, n, n0(v), ratio(v, b)])
+    rows = [[c, m, n, n0(fig(c, m, n, "ns/read")),
+             ratio(fig(c, m, n, "ns/read"), fig(c, "sync", 1, "ns/read"))]
+            for c, m, n in io_rows(R, "icount") if c != "cached"]
     out += ["", "Guest ns per read, boot 1, where the disk's latency counts (guest time "
             "too, so deterministic):", ""]
     return out + md(["case", "method", "N:", "guest ns/read:", "ratio to sync:"], rows)
@@ -508,8 +506,11 @@ def io_report(R, res, det, plots):
     if R.sel(bench="io", mode="wall"):
         out += io_wall(R) + io_fio(R)
     write(res, "io.md", out + io_icount(R, det))
-    if not plots:
-        return
+    if plots:
+        io_plots(R, res)
+
+
+def io_plots(R, res):
     # instructions per read of every method side by side, N = 32 (sync: N = 1),
     # one cluster per case: -icount, boot 1
     cases = [c for c in CASES if R.sel(bench="io", case=c, mode="icount")]
@@ -524,6 +525,7 @@ def io_report(R, res, det, plots):
                  "set yrange [0:*]", "set grid ytics", "set key outside right",
                  "plot " + ", ".join("$d using %d:xtic(1) lc rgb '%s' title '%s'" %
                                      (i + 2, COLOR[m], m) for i, m in enumerate(ms))])
+    # reads per second against requests in flight, a line per method
     for mode, c in [("wall", c) for c in CASES] + [("icount", "mixed"), ("icount", "uncached")]:
         data, series = [], []
         for m in METHODS:
@@ -552,7 +554,7 @@ def io_report(R, res, det, plots):
 def scale_table(R):
     rows = []
     for m in ("threadlet", "futex", "syscall"):
-        v = [statistics.median([r["figure"] for r in R.sel(bench="scale", method=m,
+        v = [median([r["figure"] for r in R.sel(bench="scale", method=m,
                                                            params={"vcpus": c})] or [0])
              for c in (1, 2)]
         if v[0] and v[1]:
