@@ -84,6 +84,8 @@ static unsigned char *map;	/* the file, mapped only for mincore() */
 static int ctl_fd = -1, ack_fd = -1;	/* perf stat --control */
 static int trace_marks;			/* IO_TRACE: marker system calls */
 static long long counted_reads;	/* reads done while perf counted */
+static long long t_start;	/* methods that set up outside the timing */
+static const char *path = "/mnt/disk/data";
 
 #define FAIL(...) do { if (atomic_fetch_add(&failed, 1) < 10) \
 	fprintf(stderr, "io: " __VA_ARGS__); } while (0)
@@ -112,14 +114,97 @@ static void verify(const uint64_t *buf, long ret, u64 block)
 		}
 }
 
-static long run_sync(int c)
+/*
+ * The methods are engines, as fio's are: either one call that does a whole
+ * run (@run: the pool-shaped ones, whose threads take the next request
+ * themselves), or per-request hooks that run_reqs() drives with N requests
+ * in flight, one slot per request. A read of slot s reads block
+ * blocks[req_of[s]] into bufs[s]; its result goes to res[s].
+ *   setup(c)     before the clock starts: 0, or -1 after FAIL();
+ *   submit(s)    starts slot s's read: 1 if it finished in place, 0 if it
+ *                is in flight, -1 on error;
+ *   commit()     after a batch of submits that left reads in flight
+ *                [optional]: 0 or -1;
+ *   reap()       waits for a read in flight: its slot, or -1 on error;
+ *   teardown()   after the run [optional].
+ */
+struct engine {
+	int (*setup)(int c);
+	int (*submit)(int s);
+	int (*commit)(void);
+	int (*reap)(void);
+	void (*teardown)(void);
+};
+
+static int req_of[MAXC];
+static long res[MAXC];
+
+/*
+ * Inlined into each engine's run_<engine>() (ENGINE()), where the hooks
+ * are known: they become direct calls, and the loop costs what a loop
+ * written for the engine would.
+ */
+static inline __attribute__((always_inline)) long
+run_reqs(const struct engine *e, int c)
 {
-	(void)c;
-	for (int i = 0; i < nreq; i++)
-		verify(bufs[0], pread(fd, bufs[0], BS, blocks[i] * BS), blocks[i]);
-	return nreq;
+	int free_slots[MAXC], nfree = c, issued = 0, inflight = 0, s, r;
+	long done = 0;
+
+	if (e->setup && e->setup(c))
+		return 0;
+	for (s = 0; s < c; s++)
+		free_slots[s] = c - 1 - s;
+	t_start = now();
+	while (done < nreq) {
+		int started = 0;
+
+		while (nfree && issued < nreq) {
+			s = free_slots[--nfree];
+			req_of[s] = issued++;
+			if ((r = e->submit(s)) < 0)
+				goto out;
+			if (r) {
+				verify(bufs[s], res[s], blocks[req_of[s]]);
+				free_slots[nfree++] = s;
+				done++;
+			} else {
+				started++;
+			}
+		}
+		if (started && e->commit && e->commit())
+			goto out;
+		inflight += started;
+		if (!inflight)
+			continue;
+		if ((s = e->reap()) < 0)
+			goto out;
+		verify(bufs[s], res[s], blocks[req_of[s]]);
+		free_slots[nfree++] = s;
+		inflight--;
+		done++;
+	}
+out:
+	if (e->teardown)
+		e->teardown();
+	return done;
 }
 
+#define ENGINE(name, ...)						\
+	static const struct engine name##_engine = { __VA_ARGS__ };	\
+	static long run_##name(int c)					\
+	{								\
+		return run_reqs(&name##_engine, c);			\
+	}
+
+static int sync_submit(int s)
+{
+	res[s] = pread(fd, bufs[s], BS, blocks[req_of[s]] * BS);
+	return 1;
+}
+
+ENGINE(sync, .submit = sync_submit)
+
+/* pthread: a pool of N threads that take the next request themselves. */
 static atomic_int next_req, done_req;
 static pthread_barrier_t barrier;
 
@@ -135,10 +220,6 @@ static void *worker(void *arg)
 	}
 	return NULL;
 }
-
-static const char *path = "/mnt/disk/data";
-
-static long long t_start;	/* methods that set up outside the timing */
 
 static long run_pthread(int c)
 {
@@ -162,191 +243,193 @@ static long run_pthread(int c)
 	return atomic_load(&done_req);
 }
 
-static long run_posix_aio(int c)
-{
-	struct aiocb cbs[MAXC];
-	const struct aiocb *list[MAXC];
-	int req_of[MAXC], issued = 0, inflight = 0;
-	long done = 0;
+/*
+ * posix_aio: aio_suspend() on the reads in flight, then every finished one
+ * is reaped before the next are submitted, in slot order.
+ */
+static struct aiocb aio_cbs[MAXC];
+static const struct aiocb *aio_list[MAXC];
+static int aio_c, aio_fin[MAXC], aio_nfin, aio_next;
 
-	memset(cbs, 0, sizeof(cbs));
-	for (int s = 0; s < c; s++)
-		list[s] = NULL;
-	while (done < nreq) {
-		for (int s = 0; s < c && issued < nreq; s++) {
-			if (list[s])
-				continue;
-			cbs[s] = (struct aiocb){ .aio_fildes = fd, .aio_buf = bufs[s],
-				.aio_nbytes = BS, .aio_offset = blocks[issued] * BS };
-			req_of[s] = issued++;
-			if (aio_read(&cbs[s])) {
-				FAIL("aio_read: %m\n");
-				return done;
-			}
-			list[s] = &cbs[s];
-			inflight++;
-		}
-		if (aio_suspend(list, c, NULL) && errno != EINTR) {
+static int aio_setup(int c)
+{
+	aio_c = c;
+	aio_nfin = aio_next = 0;
+	memset(aio_list, 0, sizeof(aio_list));
+	return 0;
+}
+
+static int aio_submit(int s)
+{
+	aio_cbs[s] = (struct aiocb){ .aio_fildes = fd, .aio_buf = bufs[s],
+		.aio_nbytes = BS, .aio_offset = blocks[req_of[s]] * BS };
+	if (aio_read(&aio_cbs[s])) {
+		FAIL("aio_read: %m\n");
+		return -1;
+	}
+	aio_list[s] = &aio_cbs[s];
+	return 0;
+}
+
+static int aio_reap(void)
+{
+	while (aio_next == aio_nfin) {
+		if (aio_suspend(aio_list, aio_c, NULL) && errno != EINTR) {
 			FAIL("aio_suspend: %m\n");
-			return done;
+			return -1;
 		}
-		for (int s = 0; s < c; s++) {
-			if (!list[s] || aio_error(&cbs[s]) == EINPROGRESS)
+		aio_nfin = aio_next = 0;
+		for (int s = 0; s < aio_c; s++) {
+			if (!aio_list[s] || aio_error(&aio_cbs[s]) == EINPROGRESS)
 				continue;
-			verify(bufs[s], aio_return(&cbs[s]), blocks[req_of[s]]);
-			list[s] = NULL;
-			inflight--;
-			done++;
+			res[s] = aio_return(&aio_cbs[s]);
+			aio_list[s] = NULL;
+			aio_fin[aio_nfin++] = s;
 		}
 	}
-	return done;
+	return aio_fin[aio_next++];
 }
 
-/* KAIO needs O_DIRECT (without it io_submit() is synchronous), in every case. */
-static long run_kaio(int c)
-{
-	io_context_t ctx = 0;
-	struct iocb cbs[MAXC], *cbp[MAXC];
-	struct io_event ev[MAXC];
-	int issued = 0, r;
-	long done = 0;
-
-	if ((r = io_setup(c, &ctx))) {
-		FAIL("io_setup: %s\n", strerror(-r));
-		return 0;
-	}
-	t_start = now();
-	for (int s = 0; s < c && issued < nreq; s++, issued++) {
-		io_prep_pread(&cbs[s], dfd, bufs[s], BS, blocks[issued] * BS);
-		cbs[s].data = (void *)(uintptr_t)issued;
-		cbp[s] = &cbs[s];
-	}
-	if ((r = io_submit(ctx, issued, cbp)) != issued) {
-		FAIL("io_submit: %d\n", r);
-		goto out;
-	}
-	while (done < nreq) {
-		int n = io_getevents(ctx, 1, c, ev, NULL);
-
-		if (n < 0) {
-			if (n == -EINTR)
-				continue;
-			FAIL("io_getevents: %s\n", strerror(-n));
-			break;
-		}
-		for (int k = 0; k < n; k++) {
-			struct iocb *cb = ev[k].obj;
-			int s = cb - cbs, i = (uintptr_t)cb->data;
-
-			verify(bufs[s], (long)ev[k].res, blocks[i]);
-			done++;
-			if (issued < nreq) {
-				io_prep_pread(cb, dfd, bufs[s], BS, blocks[issued] * BS);
-				cb->data = (void *)(uintptr_t)issued++;
-				if ((r = io_submit(ctx, 1, &cb)) != 1) {
-					FAIL("io_submit: %d\n", r);
-					goto out;
-				}
-			}
-		}
-	}
-out:
-	io_destroy(ctx);
-	return done;
-}
-
-static long uring_reads(int c)
-{
-	struct io_uring ring;
-	struct io_uring_cqe *cqe;
-	int issued = 0, req_of[MAXC], r;
-	long done = 0;
-
-	if ((r = io_uring_queue_init(MAXC, &ring, 0))) {
-		FAIL("io_uring_queue_init: %s\n", strerror(-r));
-		return 0;
-	}
-	t_start = now();
-	for (int s = 0; s < c && issued < nreq; s++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-
-		io_uring_prep_read(sqe, fd, bufs[s], BS, blocks[issued] * BS);
-		io_uring_sqe_set_data(sqe, (void *)(uintptr_t)s);
-		req_of[s] = issued++;
-	}
-	io_uring_submit(&ring);
-	while (done < nreq) {
-		if ((r = io_uring_wait_cqe(&ring, &cqe))) {
-			if (r == -EINTR)
-				continue;
-			FAIL("io_uring_wait_cqe: %s\n", strerror(-r));
-			break;
-		}
-		int s = (uintptr_t)io_uring_cqe_get_data(cqe);
-
-		verify(bufs[s], cqe->res, blocks[req_of[s]]);
-		io_uring_cqe_seen(&ring, cqe);
-		done++;
-		if (issued < nreq) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-
-			io_uring_prep_read(sqe, fd, bufs[s], BS, blocks[issued] * BS);
-			io_uring_sqe_set_data(sqe, (void *)(uintptr_t)s);
-			req_of[s] = issued++;
-			io_uring_submit(&ring);
-		}
-	}
-	io_uring_queue_exit(&ring);
-	return done;
-}
+ENGINE(aio, .setup = aio_setup, .submit = aio_submit, .reap = aio_reap)
 
 /*
- * The kernel does not hand off a thread that has used io_uring (its context
- * is per task: kernel/async/identity.c), so io_uring runs in a thread of its
- * own, or every threadlet method after it would fall back to sync reads.
+ * kaio: a batch of submits is one io_submit(); io_getevents() takes every
+ * finished read. KAIO needs O_DIRECT (without it io_submit() is
+ * synchronous), in every case.
  */
-struct uring_run {
-	int c;
-	long done;
-};
+static io_context_t kaio_ctx;
+static struct iocb kaio_cbs[MAXC], *kaio_batch[MAXC];
+static struct io_event kaio_ev[MAXC];
+static int kaio_c, kaio_nbatch, kaio_nev, kaio_next;
 
-static void *uring_thread(void *arg)
+static int kaio_setup(int c)
 {
-	struct uring_run *u = arg;
+	int r;
 
-	u->done = uring_reads(u->c);
-	return NULL;
-}
-
-static long run_uring(int c)
-{
-	struct uring_run u = { c, 0 };
-	pthread_t t;
-
-	if (pthread_create(&t, NULL, uring_thread, &u)) {
-		FAIL("pthread_create\n");
-		return 0;
+	kaio_ctx = 0;
+	kaio_c = c;
+	kaio_nbatch = kaio_nev = kaio_next = 0;
+	if ((r = io_setup(c, &kaio_ctx))) {
+		FAIL("io_setup: %s\n", strerror(-r));
+		return -1;
 	}
-	pthread_join(t, NULL);
-	return u.done;
+	return 0;
 }
 
+static int kaio_submit(int s)
+{
+	io_prep_pread(&kaio_cbs[s], dfd, bufs[s], BS, blocks[req_of[s]] * BS);
+	kaio_batch[kaio_nbatch++] = &kaio_cbs[s];
+	return 0;
+}
+
+static int kaio_commit(void)
+{
+	int r = io_submit(kaio_ctx, kaio_nbatch, kaio_batch);
+
+	if (r != kaio_nbatch) {
+		FAIL("io_submit: %d\n", r);
+		return -1;
+	}
+	kaio_nbatch = 0;
+	return 0;
+}
+
+static int kaio_reap(void)
+{
+	int s;
+
+	while (kaio_next == kaio_nev) {
+		int n = io_getevents(kaio_ctx, 1, kaio_c, kaio_ev, NULL);
+
+		if (n < 0 && n != -EINTR) {
+			FAIL("io_getevents: %s\n", strerror(-n));
+			return -1;
+		}
+		kaio_nev = n > 0 ? n : 0;
+		kaio_next = 0;
+	}
+	s = (struct iocb *)kaio_ev[kaio_next].obj - kaio_cbs;
+	res[s] = (long)kaio_ev[kaio_next++].res;
+	return s;
+}
+
+static void kaio_teardown(void)
+{
+	io_destroy(kaio_ctx);
+}
+
+ENGINE(kaio, .setup = kaio_setup, .submit = kaio_submit, .commit = kaio_commit,
+       .reap = kaio_reap, .teardown = kaio_teardown)
+
+/*
+ * io_uring: a batch of submits is one io_uring_submit(). The kernel does
+ * not hand off a thread that has used io_uring (its context is per task:
+ * kernel/async/identity.c), so this engine runs in a thread of its own
+ * (THREAD), or every threadlet method after it would fall back to sync
+ * reads.
+ */
+static struct io_uring ring;
+
+static int uring_setup(int c)
+{
+	int r;
+
+	(void)c;
+	if ((r = io_uring_queue_init(MAXC, &ring, 0))) {
+		FAIL("io_uring_queue_init: %s\n", strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+static int uring_submit(int s)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+	io_uring_prep_read(sqe, fd, bufs[s], BS, blocks[req_of[s]] * BS);
+	io_uring_sqe_set_data(sqe, (void *)(uintptr_t)s);
+	return 0;
+}
+
+static int uring_commit(void)
+{
+	io_uring_submit(&ring);
+	return 0;
+}
+
+static int uring_reap(void)
+{
+	struct io_uring_cqe *cqe;
+	int r, s;
+
+	while ((r = io_uring_wait_cqe(&ring, &cqe)))
+		if (r != -EINTR) {
+			FAIL("io_uring_wait_cqe: %s\n", strerror(-r));
+			return -1;
+		}
+	s = (uintptr_t)io_uring_cqe_get_data(cqe);
+	res[s] = cqe->res;
+	io_uring_cqe_seen(&ring, cqe);
+	return s;
+}
+
+static void uring_teardown(void)
+{
+	io_uring_queue_exit(&ring);
+}
+
+ENGINE(uring, .setup = uring_setup, .submit = uring_submit, .commit = uring_commit,
+       .reap = uring_reap, .teardown = uring_teardown)
+
+/*
+ * The threadlet engines share one head; a read's event is &res[s].
+ * threadlet_vdso and threadlet_syscall: threadlet_exec() per read;
+ * threadlet_submit: threadlet_submit() per read, which may queue it behind
+ * the cache-miss threads; syslet: a one-atom chain per read.
+ */
 static struct async_head_user ahu;
 static unsigned long stacks[MAXC];
-
-struct tl_req {
-	int slot, idx;
-	long ret;
-};
-static struct tl_req tl_reqs[MAXC];
-
-static long tl_fn(void *data)
-{
-	struct tl_req *rq = data;
-
-	rq->ret = pread(fd, bufs[rq->slot], BS, blocks[rq->idx] * BS);
-	return complete_threadlet_fn(rq, &ahu);
-}
 
 static int head_init(int c)
 {
@@ -358,6 +441,11 @@ static int head_init(int c)
 		return -1;
 	}
 	return 0;
+}
+
+static void head_exit(void)
+{
+	async_head_exit(&ahu);
 }
 
 static void *pop_one(void)
@@ -375,76 +463,106 @@ static void *pop_one(void)
 	return ev;
 }
 
-/* threadlet_submit()'s fn: returns, the library posts rq. */
+static int started(long r, const char *what)
+{
+	if (r == 0 || r == 1)
+		return r;
+	FAIL("%s returned %ld (%#lx)\n", what, r, (unsigned long)r);
+	return -1;
+}
+
+static int tl_reap(void)
+{
+	long *ev = pop_one();
+
+	if (!ev)
+		return -1;
+	if (ev < res || ev >= res + MAXC) {
+		FAIL("unknown event %p\n", (void *)ev);
+		return -1;
+	}
+	return ev - res;
+}
+
+static long tl_read(long *r)
+{
+	int s = r - res;
+
+	return pread(fd, bufs[s], BS, blocks[req_of[s]] * BS);
+}
+
+static long tl_fn(void *data)
+{
+	*(long *)data = tl_read(data);
+	return complete_threadlet_fn(data, &ahu);
+}
+
+static int tl_submit(int s)
+{
+	return started(threadlet_exec(tl_fn, &res[s], stacks[s], &ahu), "threadlet_exec");
+}
+
+ENGINE(tl, .setup = head_init, .submit = tl_submit, .reap = tl_reap, .teardown = head_exit)
+
+/* threadlet_submit()'s fn returns; the library posts its event. */
 static long tl_submit_fn(void *data)
 {
-	struct tl_req *rq = data;
-
-	rq->ret = pread(fd, bufs[rq->slot], BS, blocks[rq->idx] * BS);
+	*(long *)data = tl_read(data);
 	return 0;
 }
 
-/*
- * One threadlet per read, started with threadlet_exec() or, @submit,
- * threadlet_submit(), which may queue it behind the cache-miss threads.
- */
-static long run_threadlet_reqs(int c, int submit)
+static int tlq_submit(int s)
 {
-	int free_slots[MAXC], nfree = c, issued = 0, inflight = 0;
-	long done = 0;
+	return started(threadlet_submit(tl_submit_fn, &res[s], &res[s], stacks[s], &ahu),
+		       "threadlet_submit");
+}
 
-	if (head_init(c))
-		return 0;
-	for (int s = 0; s < c; s++)
-		free_slots[s] = c - 1 - s;
-	t_start = now();
-	while (done < nreq) {
-		while (nfree && issued < nreq) {
-			int s = free_slots[--nfree];
-			struct tl_req *rq = &tl_reqs[s];
-			long r;
+ENGINE(tlq, .setup = head_init, .submit = tlq_submit, .reap = tl_reap, .teardown = head_exit)
 
-			*rq = (struct tl_req){ s, issued++, 0 };
-			r = submit ? threadlet_submit(tl_submit_fn, rq, rq, stacks[s], &ahu) :
-				     threadlet_exec(tl_fn, rq, stacks[s], &ahu);
-			if (r == 1) {
-				verify(bufs[s], rq->ret, blocks[rq->idx]);
-				free_slots[nfree++] = s;
-				done++;
-			} else if (r == 0) {
-				inflight++;
-			} else {
-				FAIL("%s returned %ld (%#lx)\n",
-				     submit ? "threadlet_submit" : "threadlet_exec",
-				     r, (unsigned long)r);
-				goto out;
-			}
-		}
-		if (!inflight)
-			continue;
-		struct tl_req *rq = pop_one();
+static struct syslet_uatom atoms[MAXC];
+static long long sl_ret[MAXC];
+static u64 sl_fd, sl_len = BS, sl_buf[MAXC], sl_off[MAXC];
 
-		if (!rq)
-			goto out;
-		verify(bufs[rq->slot], rq->ret, blocks[rq->idx]);
-		free_slots[nfree++] = rq->slot;
-		inflight--;
-		done++;
+static int sl_setup(int c)
+{
+	sl_fd = fd;
+	return head_init(c);
+}
+
+static int sl_submit(int s)
+{
+	struct syslet_uatom *a;
+
+	sl_buf[s] = (uintptr_t)bufs[s];
+	sl_off[s] = blocks[req_of[s]] * BS;
+	sl_ret[s] = 0;
+	syslet_atom_init(&atoms[s], SYS_pread64, 0, &sl_ret[s], NULL,
+			 4, &sl_fd, &sl_buf[s], &sl_len, &sl_off[s]);
+	a = async_exec(&atoms[s], &ahu);
+	if (a && a != &atoms[s]) {
+		FAIL("async_exec: %p %s\n", (void *)a, strerror(-threadlet_ptr_err(a)));
+		return -1;
 	}
-out:
-	async_head_exit(&ahu);
-	return done;
+	res[s] = sl_ret[s];
+	return a == &atoms[s];
 }
 
-static long run_threadlet(int c)
+static int sl_reap(void)
 {
-	return run_threadlet_reqs(c, 0);
+	struct syslet_uatom *a = pop_one();
+	int s = a - atoms;
+
+	if (!a)
+		return -1;
+	if (a < atoms || a >= atoms + MAXC) {
+		FAIL("unknown event %p\n", (void *)a);
+		return -1;
+	}
+	res[s] = sl_ret[s];
+	return s;
 }
 
-static long run_threadlet_submit(int c)
-{
-	return run_threadlet_reqs(c, 1);
-}
+ENGINE(sl, .setup = sl_setup, .submit = sl_submit, .reap = sl_reap, .teardown = head_exit)
 
 /*
  * threadlet_loop: pthread's pool model as plain synchronous code: each
@@ -480,15 +598,10 @@ static long run_threadlet_loop(int c)
 		return 0;
 	t_start = now();
 	for (s = 0; s < c && atomic_load(&next_req) < nreq; s++) {
-		long r;
-
 		tl_loops[s] = (struct tl_loop){ s, 0 };
-		r = threadlet_exec(tl_loop_fn, &tl_loops[s], stacks[s], &ahu);
-		if (r != 0 && r != 1) {
-			FAIL("threadlet_exec returned %ld (%#lx)\n", r,
-			     (unsigned long)r);
+		if (started(threadlet_exec(tl_loop_fn, &tl_loops[s], stacks[s], &ahu),
+			    "threadlet_exec") < 0)
 			break;
-		}
 	}
 	/*
 	 * async_head_exit() joins the loops, as the pool's head joins its
@@ -501,67 +614,6 @@ static long run_threadlet_loop(int c)
 	return done;
 }
 
-static struct syslet_uatom atoms[MAXC];
-static long long sl_ret[MAXC];
-static u64 sl_fd, sl_len = BS, sl_buf[MAXC], sl_off[MAXC];
-
-static long run_syslet(int c)
-{
-	int free_slots[MAXC], req_of[MAXC], nfree = c, issued = 0, inflight = 0;
-	long done = 0;
-
-	if (head_init(c))
-		return 0;
-	sl_fd = fd;
-	for (int s = 0; s < c; s++)
-		free_slots[s] = c - 1 - s;
-	t_start = now();
-	while (done < nreq) {
-		while (nfree && issued < nreq) {
-			int s = free_slots[--nfree];
-			struct syslet_uatom *a;
-
-			req_of[s] = issued;
-			sl_buf[s] = (uintptr_t)bufs[s];
-			sl_off[s] = blocks[issued++] * BS;
-			sl_ret[s] = 0;
-			syslet_atom_init(&atoms[s], SYS_pread64, 0, &sl_ret[s], NULL,
-					 4, &sl_fd, &sl_buf[s], &sl_len, &sl_off[s]);
-			a = async_exec(&atoms[s], &ahu);
-			if (a == &atoms[s]) {
-				verify(bufs[s], sl_ret[s], blocks[req_of[s]]);
-				free_slots[nfree++] = s;
-				done++;
-			} else if (!a) {
-				inflight++;
-			} else {
-				FAIL("async_exec: %p %s\n", (void *)a,
-				     strerror(-threadlet_ptr_err(a)));
-				goto out;
-			}
-		}
-		if (!inflight)
-			continue;
-		struct syslet_uatom *a = pop_one();
-
-		if (!a)
-			goto out;
-		int s = a - atoms;
-
-		if (s < 0 || s >= c) {
-			FAIL("unknown event %p\n", (void *)a);
-			goto out;
-		}
-		verify(bufs[s], sl_ret[s], blocks[req_of[s]]);
-		free_slots[nfree++] = s;
-		inflight--;
-		done++;
-	}
-out:
-	async_head_exit(&ahu);
-	return done;
-}
-
 enum {
 	N1 = 1,		/* N = 1 only */
 	STATS = 2,	/* print the hand-off counts */
@@ -569,12 +621,14 @@ enum {
 	VDSO = 8,	/* needs threadlet_on/off in the vDSO */
 	SYSCALL = 16,	/* needs THREADLET_FORCE_SYSCALL=1: run in a child by default */
 	GLIBC_AIO = 32,	/* not in -DIO_TLAIO */
+	THREAD = 64,	/* run_reqs() in a thread of its own */
 };
 
 /*
- * The methods, in the order they run. A run's blocks depend on the index of
- * its method (same_as: another's, to read the same blocks); SEEDS spaces
- * them and stays 9, so that the first nine methods' blocks stay the same.
+ * The methods, in the order they run: a whole run, or ENGINE()'s run_<engine>.
+ * A run's blocks depend on the index of its method (same_as: another's, to
+ * read the same blocks); SEEDS spaces them and stays 9, so that the first
+ * nine methods' blocks stay the same.
  */
 #define SEEDS 9
 static const struct method {
@@ -585,17 +639,47 @@ static const struct method {
 } methods[] = {
 	{ "sync", run_sync, N1, 0 },
 	{ "pthread", run_pthread, 0, 1 },
-	{ "posix_aio", run_posix_aio, GLIBC_AIO, 2 },
+	{ "posix_aio", run_aio, GLIBC_AIO, 2 },
 	{ "kaio", run_kaio, 0, 3 },
-	{ "io_uring", run_uring, 0, 4 },
-	{ "threadlet_vdso", run_threadlet, STATS | VDSO, 5 },
-	{ "threadlet_syscall", run_threadlet, STATS | SYSCALL, 6 },
-	{ "syslet", run_syslet, STATS, 7 },
+	{ "io_uring", run_uring, THREAD, 4 },
+	{ "threadlet_vdso", run_tl, STATS | VDSO, 5 },
+	{ "threadlet_syscall", run_tl, STATS | SYSCALL, 6 },
+	{ "syslet", run_sl, STATS, 7 },
 	{ "threadlet_loop", run_threadlet_loop, STATS, 8 },
-	{ "threadlet_submit", run_threadlet_submit, STATS | VDSO, 5 },
-	{ "posix_aio_tl", run_posix_aio, STATS | TLAIO, 2 },
+	{ "threadlet_submit", run_tlq, STATS | VDSO, 5 },
+	{ "posix_aio_tl", run_aio, STATS | TLAIO, 2 },
 };
 #define NMETHODS (int)(sizeof(methods) / sizeof(methods[0]))
+
+/* A method flagged THREAD runs in a thread of its own. */
+struct run_thread {
+	long (*run)(int c);
+	int c;
+	long done;
+};
+
+static void *run_thread(void *arg)
+{
+	struct run_thread *t = arg;
+
+	t->done = t->run(t->c);
+	return NULL;
+}
+
+static long run_method(const struct method *m, int c)
+{
+	struct run_thread t = { m->run, c, 0 };
+	pthread_t th;
+
+	if (!(m->flags & THREAD))
+		return m->run(c);
+	if (pthread_create(&th, NULL, run_thread, &t)) {
+		FAIL("pthread_create\n");
+		return 0;
+	}
+	pthread_join(th, NULL);
+	return t.done;
+}
 
 /*
  * drop_caches leaves the pages still held in per-CPU LRU batches (the last
@@ -743,7 +827,7 @@ static void run(int cs, int m, int ci)
 		perf_ctl("enable\n");
 		c0 = cpu_now();
 		t0 = now();
-		done = methods[m].run(c);
+		done = run_method(&methods[m], c);
 		t1 = now();
 		c1 = cpu_now();
 		perf_ctl("disable\n");
