@@ -244,6 +244,92 @@ static long run_pthread(int c)
 }
 
 /*
+ * pthread_queue: the pool as a per-request program uses one (libuv's, an
+ * executor's): N threads take slots from a request queue and put them on
+ * a completion queue, and the head waits for each completion. Both queues
+ * hold at most N slots, under pq.lock.
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	unsigned int rq_head, rq_tail, cq_head, cq_tail;
+	int rq[MAXC], cq[MAXC], stop, c;
+	pthread_t th[MAXC];
+} pq = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.work = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER,
+};
+
+static void *pq_worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&pq.lock);
+	for (;;) {
+		int s;
+
+		while (pq.rq_head == pq.rq_tail && !pq.stop)
+			pthread_cond_wait(&pq.work, &pq.lock);
+		if (pq.rq_head == pq.rq_tail)
+			break;
+		s = pq.rq[pq.rq_head++ % MAXC];
+		pthread_mutex_unlock(&pq.lock);
+		res[s] = pread(fd, bufs[s], BS, blocks[req_of[s]] * BS);
+		pthread_mutex_lock(&pq.lock);
+		pq.cq[pq.cq_tail++ % MAXC] = s;
+		pthread_cond_signal(&pq.done);
+	}
+	pthread_mutex_unlock(&pq.lock);
+	return NULL;
+}
+
+static int pq_setup(int c)
+{
+	pq.rq_head = pq.rq_tail = pq.cq_head = pq.cq_tail = 0;
+	pq.stop = 0;
+	for (pq.c = 0; pq.c < c; pq.c++)
+		if (pthread_create(&pq.th[pq.c], NULL, pq_worker, NULL)) {
+			FAIL("pthread_create\n");
+			return -1;
+		}
+	return 0;
+}
+
+static int pq_submit(int s)
+{
+	pthread_mutex_lock(&pq.lock);
+	pq.rq[pq.rq_tail++ % MAXC] = s;
+	pthread_cond_signal(&pq.work);
+	pthread_mutex_unlock(&pq.lock);
+	return 0;
+}
+
+static int pq_reap(void)
+{
+	int s;
+
+	pthread_mutex_lock(&pq.lock);
+	while (pq.cq_head == pq.cq_tail)
+		pthread_cond_wait(&pq.done, &pq.lock);
+	s = pq.cq[pq.cq_head++ % MAXC];
+	pthread_mutex_unlock(&pq.lock);
+	return s;
+}
+
+static void pq_teardown(void)
+{
+	pthread_mutex_lock(&pq.lock);
+	pq.stop = 1;
+	pthread_cond_broadcast(&pq.work);
+	pthread_mutex_unlock(&pq.lock);
+	while (pq.c)
+		pthread_join(pq.th[--pq.c], NULL);
+}
+
+ENGINE(pq, .setup = pq_setup, .submit = pq_submit, .reap = pq_reap,
+       .teardown = pq_teardown)
+
+/*
  * posix_aio: aio_suspend() on the reads in flight, then every finished one
  * is reaped before the next are submitted, in slot order.
  */
@@ -647,6 +733,7 @@ static const struct method {
 	{ "syslet", run_sl, STATS, 7 },
 	{ "threadlet_loop", run_threadlet_loop, STATS, 8 },
 	{ "threadlet_submit", run_tlq, STATS | VDSO, 5 },
+	{ "pthread_queue", run_pq, 0, 1 },
 	{ "posix_aio_tl", run_aio, STATS | TLAIO, 2 },
 };
 #define NMETHODS (int)(sizeof(methods) / sizeof(methods[0]))
