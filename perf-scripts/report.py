@@ -85,7 +85,10 @@ def ingest_io(lines, case_as):
     """io.c's IO and '#' lines, PERF (perf stat CSV), XIO (ours paired with
     fio), FIO (fio's --output-format=json between FIO and FIO-END)."""
     out, i = [], 0
-    c = lambda x: case_as or x
+
+    def add(bench, x, figure, unit, **params):
+        """A record of the case, method and N in x[1], x[2] and x[3]."""
+        out.append(rec(bench, x[2], figure, unit, case_as or x[1], n=int(x[3]), **params))
     while i < len(lines):
         l, f, p = lines[i], lines[i].split(), lines[i].split(";")
         i += 1
@@ -94,7 +97,7 @@ def ingest_io(lines, case_as):
             out.append(rec("io", "failure", 1, "failure", text=l))
         if l.startswith("IO ") and len(f) == 7:
             for unit, v in zip(("reads/s", "ns/read", "cpu-ns/read"), f[4:]):
-                out.append(rec("io", f[2], float(v), unit, c(f[1]), n=int(f[3])))
+                add("io", f, float(v), unit)
         m = IO_HASH.match(l)
         if m:
             for r in out[-3:]:
@@ -103,33 +106,28 @@ def ingest_io(lines, case_as):
                 if r["unit"] == "cpu-ns/read":
                     r["params"].update(min=float(m[6]), max=float(m[7]))
             if m[12]:
-                out.append(rec("io", m[2], int(m[12]), "hand-offs", c(m[1]), n=int(m[3])))
+                add("io", m, int(m[12]), "hand-offs")
         if l.startswith("PERF;") and re.match(r"^[0-9.]+$", p[5]) and float(p[4]) > 0:
-            out.append(rec("io-perf", p[2], float(p[5]) / float(p[4]), p[7] + "/read",
-                           c(p[1]), n=int(p[3]), reads=int(p[4])))
+            add("io-perf", p, float(p[5]) / float(p[4]), p[7] + "/read", reads=int(p[4]))
         if l.startswith("XIO "):
-            out.append(rec("io-paired", f[2], float(f[5]), "reads/s", c(f[1]),
-                           n=int(f[3]), run=int(f[4]), cpu=float(f[7])))
+            add("io-paired", f, float(f[5]), "reads/s", run=int(f[4]), cpu=float(f[7]))
         if l.startswith("FIOPERF;") and re.match(r"^[0-9.]+$", p[6]):
-            out.append(rec("fio-perf", p[2], float(p[6]), p[8], c(p[1]), n=int(p[3]),
-                           part=p[4], reads=int(p[5])))
+            add("fio-perf", p, float(p[6]), p[8], part=p[4], reads=int(p[5]))
         if l.startswith("FIO ") and len(f) == 7:
             body = []
             while i < len(lines) and not lines[i].startswith("FIO-END"):
                 body.append(lines[i])
                 i += 1
             try:
-                j = json.loads("\n".join(body[next(k for k, b in enumerate(body) if b.startswith("{")):]))
-                job = j["jobs"][0]
+                body = body[next(k for k, b in enumerate(body) if b.startswith("{")):]
+                job = json.loads("\n".join(body))["jobs"][0]
                 rd, n = job["read"], int(f[3])
                 cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100 * rd["runtime"] * 1e6 * \
                     (n if f[2] == "psync" else 1) / max(rd["total_ios"], 1)
-                out.append(rec("fio", f[2], rd["iops"], "IOPS", c(f[1]), n=n, run=int(f[4]),
-                               asked=int(f[5]), done=rd["total_ios"], error=job["error"],
-                               ramped=int(f[6]), cpu=cpu))
+                add("fio", f, rd["iops"], "IOPS", run=int(f[4]), asked=int(f[5]),
+                    done=rd["total_ios"], error=job["error"], ramped=int(f[6]), cpu=cpu)
             except (ValueError, KeyError, IndexError, StopIteration):
-                out.append(rec("fio", f[2], 0, "IOPS", c(f[1]), n=int(f[3]), run=int(f[4]),
-                               error="no json"))
+                add("fio", f, 0, "IOPS", run=int(f[4]), error="no json")
     return out
 
 
