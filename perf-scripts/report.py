@@ -25,12 +25,9 @@ SPREAD_MAX = 1.0        # % between boots that still counts as the same
 BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
 
 # ---- ingest -----------------------------------------------------------------
-
-
 def rec(bench, method, figure, unit, case="", **params):
     return dict(bench=bench, method=method, case=case, params=params,
                 figure=figure, unit=unit)
-
 
 # micro.c's figures in the tables' order, each with its baseline: cheap
 # operations against the direct call (the syslet against the system call it
@@ -48,7 +45,6 @@ BASE = dict(call="call", null_vdso="call", null_syscall="null_vdso", getppid="ca
 TARGETS = [("vdso_minus_call", "null_vdso", "call", lambda a, b: a - b <= 60, "<= 60 ns"),
            ("syscall_over_vdso", "null_syscall", "null_vdso", lambda a, b: a >= 10 * b, ">= 10x"),
            ("pthread_over_handoff", "pthread", "handoff", lambda a, b: a > 5 * b, "> 5x")]
-
 
 def ingest_micro(lines, bench):
     """micro.c's first run of the boot (before perf stat) and reads.c's:
@@ -75,11 +71,9 @@ def ingest_micro(lines, bench):
                            text="%s, want %s" % (got, want)))
     return out
 
-
 IO_HASH = re.compile(r"^# (\w+) (\w+) (\d+): ns/read min (\S+) median \S+ max (\S+), "
                      r"cpu-ns/read min (\S+) median \S+ max (\S+) over (\d+) runs; "
                      r"cache hits (\d+)\.\.(\d+) of (\d+)(?:; hand-offs (\d+) fallbacks (\d+))?")
-
 
 def ingest_io(lines, case_as):
     """io.c's IO and '#' lines, PERF (perf stat CSV), XIO (ours paired with
@@ -130,7 +124,6 @@ def ingest_io(lines, case_as):
                 add("fio", f, 0, "IOPS", run=int(f[4]), error="no json")
     return out
 
-
 def ingest(a):
     lines = open(a.file, encoding="utf-8", errors="replace").read().splitlines()
     if a.bench.startswith("micro"):
@@ -149,9 +142,7 @@ def ingest(a):
         r.update(boot=a.boot, mode=a.mode, date=date)
         print(json.dumps(r, sort_keys=True))
 
-# ---- reading records ------------------------------------------------------------
-
-
+# ---- reading records --------------------------------------------------------
 class Records:
     def __init__(self, recs):
         self.recs = recs
@@ -170,20 +161,16 @@ class Records:
                     mode in (None, r["mode"]))
         return ds[-1] if ds else "no run"
 
-
 def fmt(f):
     return lambda x: "-" if x is None else f.format(x)
 
-
 n0, n1, x2 = fmt("{:,.0f}"), fmt("{:,.1f}"), fmt("{:.2f}")
 pct = lambda s: "-" if s is None else "%.2f%%" % s
-
 
 def spread(a, b):
     if a is None or b is None or (a != b and min(a, b) <= 0):
         return None
     return 0.0 if a == b else 100.0 * abs(a - b) / min(a, b)
-
 
 def md(head, rows):
     """A markdown table; a heading that ends in ":" right-aligns its column."""
@@ -191,10 +178,8 @@ def md(head, rows):
     return [line(h[:-1] if h.endswith(":") else h for h in head),
             line("---:" if h.endswith(":") else "---" for h in head)] + [line(r) for r in rows]
 
-
 def ratio(v, base):
     return x2(v / base) if v and base else "-"
-
 
 def determinism(R, bench):
     """Every -icount figure of boot n > 1 against boot 1, of the benchmarks
@@ -221,21 +206,17 @@ def determinism(R, bench):
     return out, "DETERMINISM ok: all %d figures within %g%% (%d identical)" % (
         len(out), SPREAD_MAX, same)
 
-
 def runs(R, bench):
     """(mode, boot) pairs with records of @bench: icount boots, then wall."""
     return sorted({(r["mode"], r["boot"]) for r in R.sel(bench=bench)},
                   key=lambda mb: (mb[0] != "icount", mb[1]))
 
-
 def run_name(mb):
     return mb[0] if mb[1] == 1 else "%s-%d" % mb
-
 
 def write(res, name, lines):
     with open(os.path.join(res, name), "w", encoding="utf-8") as f:
         f.write("\n".join(lines).rstrip() + "\n")
-
 
 def plot(res, png, data, size, title, script):
     """gnuplot: @script after the terminal, output and title; $d is @data."""
@@ -245,13 +226,10 @@ def plot(res, png, data, size, title, script):
     if subprocess.run(["gnuplot"], input=gp.encode()).returncode:
         print("report.py: gnuplot failed for %s" % png, file=sys.stderr)
 
-
 HISTOGRAM = ["set style fill solid 0.8 border -1", "set boxwidth 0.9",
              "set datafile missing '-'"]
 
-# ---- micro ------------------------------------------------------------------------
-
-
+# ---- micro ------------------------------------------------------------------
 def micro_table(R):
     """Every operation in every boot: -icount boot 1, the other -icount boots
     (spread against boot 1), wall (ratio to the baseline)."""
@@ -273,7 +251,6 @@ def micro_table(R):
         rows.append(row)
     return md(head, rows)
 
-
 def micro_compare(R):
     """64-bit and 32-bit programs, and the 32-bit one on the i386 kernel."""
     ops = [("call", "direct call"), ("null_vdso", "null threadlet, vDSO"),
@@ -292,7 +269,6 @@ def micro_compare(R):
     return md(["operation", "64-bit, x86-64 kernel:", "32-bit, x86-64 kernel:",
                "32-bit, i386 kernel:"], rows)
 
-
 def micro_short(R):
     """The README's table: -icount boot 1, one row per operation."""
     rows = []
@@ -305,7 +281,6 @@ def micro_short(R):
               "%s × `%s`" % (x2(v / b), p["base"]) if b else "-")
         rows.append(["`%s`: %s" % (m, p["what"]), n1(v), vs])
     return md(["operation", "guest instructions:", "× baseline"], rows)
-
 
 def micro_report(R, res, det, plots):
     out = ["# Threadlet micro-benchmark", "",
@@ -340,9 +315,7 @@ def micro_report(R, res, det, plots):
              "plot " + ", ".join("$d using %d:xtic(1) title '%s'" % (i + 2, m)
                                  for i, (m, _) in enumerate(cols))])
 
-# ---- io ------------------------------------------------------------------------------
-
-
+# ---- io ---------------------------------------------------------------------
 METHODS = ["sync", "pthread", "posix_aio", "posix_aio_tl", "kaio", "io_uring",
            "threadlet_vdso", "threadlet_syscall", "syslet", "threadlet_loop", "threadlet_submit"]
 COLOR = dict(sync="#555555", pthread="#009e73", posix_aio="#56b4e9", posix_aio_tl="#cc79a7",
@@ -353,17 +326,14 @@ CASES = ["cached", "mixed", "uncached", "throttled"]
 FIO_OURS = dict(posixaio="posix_aio", posixaio_tl="posix_aio_tl", libaio="kaio",
                 io_uring="io_uring")
 
-
 def io_rows(R, mode, boot=1, bench="io"):
     """(case, method, N) in the tables' order."""
     have = {(r["case"], r["method"], r["params"].get("n"))
             for r in R.sel(bench=bench, mode=mode, boot=boot)}
     return [(c, m, n) for c in CASES for m in METHODS for n in (1, 8, 32) if (c, m, n) in have]
 
-
 def io_fig(R, c, m, n, unit, mode="wall", boot=1, bench="io"):
     return R.fig(bench, m, c, mode, boot, unit, n=n)
-
 
 def io_wall(R):
     rows = []
@@ -390,7 +360,6 @@ def io_wall(R):
                   "only while the method runs (`perf stat -D -1 --control`); counts per read.",
                   ""] + md(["case", "method", "N:", "task-clock µs/read:", "syscalls/read:",
                             "context switches/read:", "hand-offs/read:", "fallbacks/read:"], rows)
-
 
 def io_fio(R):
     """fio's engines against our methods on the same reads: the ranges, whether
@@ -436,7 +405,6 @@ def io_fio(R):
                "agrees", "CPU µs/read ours / fio:"], rows)
     return out + ([""] + notes if notes else [])
 
-
 def io_icount(R, det):
     boots = sorted({r["boot"] for r in R.sel(bench="io", mode="icount")})
     if not boots:
@@ -473,7 +441,6 @@ def io_icount(R, det):
             "too, so deterministic):", ""]
     return out + md(["case", "method", "N:", "guest ns/read:", "ratio to sync:"], rows)
 
-
 def io_table(R, case, n=32, unit="cpu-ns/read", scale=1):
     """One row for the README: @unit per method at N = @n (sync: N = 1)."""
     ms = [m for m in METHODS if io_fig(R, case, m, 1 if m == "sync" else n, unit, "icount")]
@@ -485,7 +452,6 @@ def io_table(R, case, n=32, unit="cpu-ns/read", scale=1):
     return md(["", "sync:"] + ["%s N=%d:" % (m, n) for m in ms[1:]],
               [[case + (", instructions per read" if scale == 1 else ", guest µs per read")]
                + cells])
-
 
 def io_report(R, res, det, plots):
     if not R.sel(bench="io"):
@@ -506,7 +472,6 @@ def io_report(R, res, det, plots):
     write(res, "io.md", out + io_icount(R, det))
     if plots:
         io_plots(R, res)
-
 
 def io_plots(R, res):
     # instructions per read of every method side by side, N = 32 (sync: N = 1),
@@ -546,9 +511,7 @@ def io_plots(R, res):
                      "set yrange [0:*]", "set grid", "set key outside right",
                      "plot " + ", ".join(series)])
 
-# ---- scale, README, main ------------------------------------------------------------
-
-
+# ---- scale, README, main ----------------------------------------------------
 def scale_table(R):
     rows = []
     for m in ("threadlet", "futex", "syscall"):
@@ -558,7 +521,6 @@ def scale_table(R):
         if v[0] and v[1]:
             rows.append([m, n0(v[0]), n0(v[1]), "%.2f×" % (v[1] / v[0])])
     return md(["method", "1 vCPU:", "2 vCPUs:", "2 / 1:"], rows)
-
 
 def render(template, R, dets):
     def tgt(bench, name):
@@ -576,7 +538,6 @@ def render(template, R, dets):
         except (TypeError, ZeroDivisionError):     # a figure without a record
             return "-"
     return re.sub(r"\{\{(.*?)\}\}", field, template, flags=re.S)
-
 
 def report(a):
     recs = []
@@ -613,9 +574,7 @@ def report(a):
         if any(r["bench"].startswith(b) for r in recs):
             print("%s: %s" % (b, d or "no second -icount boot"))
 
-# ---- profile (make profile) ---------------------------------------------------------
-
-
+# ---- profile (make profile) -------------------------------------------------
 PROFILE_TITLES = {
     "profile": "threadlet round trip: exec, the threadlet blocks in read(), "
                "hand-off, the head writes the byte, the completion is posted, "
@@ -660,12 +619,10 @@ PHASES = [
 ]
 OTHER = "other kernel"
 
-
 def phase_of(sym):
     if sym.startswith("[.]"):
         return PHASES[-1][0]
     return next((t for t, rx in PHASES[:-1] if re.search(rx, sym.split(" ", 1)[1])), OTHER)
-
 
 def profile_table(loop, rows, period, min_share, per_iter):
     """A function's instructions per iteration: its share of the loop's
@@ -687,7 +644,6 @@ def profile_table(loop, rows, period, min_share, per_iter):
     out.append("| (%d functions below %.1f%% each) | | %s |" % (
         len(rows) - len(big), 100 * min_share, per(total - sum(s for s, _ in big))))
     return out
-
 
 def profile(a):
     """The sections "== profile <loop>" ... "== end <loop>" (perf report
@@ -722,7 +678,6 @@ def profile(a):
         out += profile_table(loop, rows, a.period, a.min_share, iters[loop]) + [""]
     print("\n".join(out).rstrip())
 
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -742,7 +697,6 @@ def main():
         x.add_argument("file")
     a = ap.parse_args()
     dict(ingest=ingest, report=report, profile=profile)[a.cmd](a)
-
 
 if __name__ == "__main__":
     main()
