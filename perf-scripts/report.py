@@ -23,6 +23,7 @@ from statistics import median
 
 SPREAD_MAX = 1.0        # % between boots that still counts as the same
 BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
+NO_DET = "no second -icount boot"
 
 # ---- ingest -----------------------------------------------------------------
 def rec(bench, method, figure, unit, case="", **params):
@@ -150,6 +151,9 @@ class Records:
     def sel(self, params={}, **kw):
         return [r for r in self.recs if all(r.get(k) == v for k, v in kw.items())
                 and all(r["params"].get(k) == v for k, v in params.items())]
+
+    def figs(self, params={}, **kw):
+        return [r["figure"] for r in self.sel(params, **kw)]
 
     def fig(self, bench, method, case="", mode="icount", boot=1, unit=None, **params):
         rs = [r for r in self.sel(bench=bench, method=method, case=case, mode=mode,
@@ -513,13 +517,12 @@ def io_plots(R, res):
 
 # ---- scale, README, main ----------------------------------------------------
 def scale_table(R):
+    """Loops per second at 1 and 2 vCPUs, each the median of its boots."""
     rows = []
     for m in ("threadlet", "futex", "syscall"):
-        v = [median([r["figure"] for r in R.sel(bench="scale", method=m,
-                                                           params={"vcpus": c})] or [0])
-             for c in (1, 2)]
-        if v[0] and v[1]:
-            rows.append([m, n0(v[0]), n0(v[1]), "%.2f×" % (v[1] / v[0])])
+        one, two = (median(R.figs({"vcpus": c}, bench="scale", method=m) or [0]) for c in (1, 2))
+        if one and two:
+            rows.append([m, n0(one), n0(two), "%.2f×" % (two / one)])
     return md(["method", "1 vCPU:", "2 vCPUs:", "2 / 1:"], rows)
 
 def render(template, R, dets):
@@ -527,7 +530,7 @@ def render(template, R, dets):
         rs = R.sel(bench=bench, method=name, mode="icount", boot=1, unit="target")
         return "no figure" if not rs else "met" if rs[0]["figure"] else "missed"
     env = dict(fig=R.fig, date=R.date, n0=n0, n1=n1, x2=x2, tgt=tgt,
-               det=lambda b: dets[b] or "no second -icount boot",
+               det=lambda b: dets[b] or NO_DET,
                micro=lambda: "\n".join(micro_short(R)), micro32=lambda: "\n".join(micro_compare(R)),
                scale=lambda: "\n".join(scale_table(R)),
                io=lambda *a, **k: "\n".join(io_table(R, *a, **k)))
@@ -539,6 +542,21 @@ def render(template, R, dets):
             return "-"
     return re.sub(r"\{\{(.*?)\}\}", field, template, flags=re.S)
 
+def update_readme(a, R, dets):
+    """The README between its markers: the template, rendered."""
+    text = open(a.readme, encoding="utf-8").read()
+    gen = render(open(a.template, encoding="utf-8").read(), R, dets)
+    if BEGIN not in text or END not in text:
+        sys.exit("report.py: no %s ... %s in %s" % (BEGIN, END, a.readme))
+    head, rest = text.split(BEGIN, 1)
+    new = head + BEGIN + "\n" + gen.strip("\n") + "\n" + END + rest.split(END, 1)[1]
+    png = os.path.join(a.results, "io-icount-uncached.png")
+    if os.path.exists(png):         # the README's plot, from this run
+        shutil.copy(png, os.path.join(os.path.dirname(a.template), "io-icount-uncached.png"))
+    if new != text:
+        with open(a.readme, "w", encoding="utf-8") as f:
+            f.write(new)
+
 def report(a):
     recs = []
     for p in sorted(glob.glob(os.path.join(a.results, "*.jsonl"))):
@@ -549,7 +567,7 @@ def report(a):
     for b in ("micro", "io"):
         lines, dets[b] = determinism(R, b)
         write(a.results, b + "-determinism.txt",
-              lines + [dets[b] or "DETERMINISM: no second -icount boot"])
+              lines + [dets[b] or "DETERMINISM: " + NO_DET])
     if R.sel(bench="micro"):
         micro_report(R, a.results, dets["micro"], not a.no_plots)
     io_report(R, a.results, dets["io"], not a.no_plots)
@@ -558,21 +576,10 @@ def report(a):
                                       "time, median of the boots (%s):" % R.date("scale"), ""]
               + scale_table(R))
     if a.readme:
-        text = open(a.readme, encoding="utf-8").read()
-        gen = render(open(a.template, encoding="utf-8").read(), R, dets)
-        if BEGIN not in text or END not in text:
-            sys.exit("report.py: no %s ... %s in %s" % (BEGIN, END, a.readme))
-        head, rest = text.split(BEGIN, 1)
-        new = head + BEGIN + "\n" + gen.strip("\n") + "\n" + END + rest.split(END, 1)[1]
-        png = os.path.join(a.results, "io-icount-uncached.png")
-        if os.path.exists(png):         # the README's plot, from this run
-            shutil.copy(png, os.path.join(os.path.dirname(a.template), "io-icount-uncached.png"))
-        if new != text:
-            with open(a.readme, "w", encoding="utf-8") as f:
-                f.write(new)
+        update_readme(a, R, dets)
     for b, d in dets.items():
         if any(r["bench"].startswith(b) for r in recs):
-            print("%s: %s" % (b, d or "no second -icount boot"))
+            print("%s: %s" % (b, d or NO_DET))
 
 # ---- profile (make profile) -------------------------------------------------
 PROFILE_TITLES = {
