@@ -86,25 +86,18 @@ static void check(int cond, const char *fmt, ...)
 	failed = 1;
 }
 
-/*
- * Rows are printed after the last measurement: console output while they
- * run would land in the next one's timed loop (serial interrupts).
- */
-static struct {
-	const char *name, *what;
-	double ns;
-	long n;
-} results[32];
-static int nr_results;
-
-static void row(const char *name, const char *what, double ns, long n)
+static int open_pipe(int pfd[2])
 {
-	results[nr_results].name = name;
-	results[nr_results].what = what;
-	results[nr_results].ns = ns;
-	results[nr_results++].n = n;
+	if (!pipe(pfd))
+		return 0;
+	check(0, "pipe: %s", strerror(errno));
+	return -1;
 }
 
+/*
+ * bench_<name>(n, warm, fig), the methods: warm untimed iterations, then n
+ * timed ones; fig[] gets the figures of its rows, in ns per operation.
+ */
 static unsigned long nr_empty;
 
 /*
@@ -118,12 +111,12 @@ static __attribute__((noipa)) long empty_fn(void *data)
 	return 1;
 }
 
-static double bench_call(long n)
+static void bench_call(long n, long warm, double *fig)
 {
 	long i, bad = 0;
 	uint64_t t0;
 
-	for (i = 0; i < N_WARM_CHEAP; i++)
+	for (i = 0; i < warm; i++)
 		bad += empty_fn(NULL) != 1;
 	tick_sync();
 	t0 = now();
@@ -131,7 +124,8 @@ static double bench_call(long n)
 		bad += empty_fn(NULL) != 1;
 	t0 = now() - t0;
 	check(!bad, "direct call: %ld calls did not return 1", bad);
-	return (double)t0 / n;
+	check(nr_empty == (unsigned long)(n + warm), "empty_fn ran %lu times", nr_empty);
+	fig[0] = (double)t0 / n;
 }
 
 static unsigned long nr_null;
@@ -143,14 +137,14 @@ static long null_fn(void *data)
 	return complete_threadlet_fn(NULL, &ahu);
 }
 
-static double bench_null(long n)
+static void bench_null_vdso(long n, long warm, double *fig)
 {
 	struct threadlet_stats st0, st1;
 	long i, r, bad = 0;
 	unsigned long runs;
 	uint64_t t0;
 
-	for (i = 0; i < N_WARM_CHEAP; i++)
+	for (i = 0; i < warm; i++)
 		bad += threadlet_exec(null_fn, NULL, stack, &ahu) != 1;
 	threadlet_stats(&st0);
 	runs = nr_null;
@@ -170,70 +164,53 @@ static double bench_null(long n)
 	      "null threadlet: area counts %llu sync, %llu hand-offs, want %ld, 0",
 	      st1.nr_sync - st0.nr_sync, st1.nr_handoffs - st0.nr_handoffs, n);
 	check(async_ring_pop(&ahu) == NULL, "null threadlet: something was posted");
-	return (double)t0 / n;
+	fig[0] = (double)t0 / n;
 }
 
 /*
  * The library picks the syscall path once per process, at first use, from
- * THREADLET_FORCE_SYSCALL: measured in a fork child.
+ * THREADLET_FORCE_SYSCALL: null_vdso's loop in a fork child, which sends
+ * back its figure and exits with its checks' status.
  */
-struct child_result {
-	double ns;
-	int failed;
-};
-
-static void syscall_child(int fd)
+static void bench_null_syscall(long n, long warm, double *fig)
 {
-	struct child_result res = { 0 };
-
-	setenv("THREADLET_FORCE_SYSCALL", "1", 1);
-	stack = threadlet_stack_alloc(STACK_SIZE);
-	check(!threadlet_err(stack), "child: threadlet_stack_alloc");
-	check(async_head_init(&ahu, RING_ENTRIES, 1) == 0, "child: async_head_init");
-	check(threadlet_uses_vdso() == 0,
-	      "child: THREADLET_FORCE_SYSCALL=1 still uses the vDSO");
-	if (!failed)
-		res.ns = bench_null(N_CHEAP);
-	async_head_exit(&ahu);
-	res.failed = failed;
-	if (write(fd, &res, sizeof(res)) != sizeof(res))
-		_exit(2);
-	_exit(failed);
-}
-
-static double run_syscall_child(void)
-{
-	struct child_result res = { 0 };
 	int pfd[2], status;
 	pid_t pid;
 
-	if (pipe(pfd)) {
-		check(0, "pipe: %s", strerror(errno));
-		return 0;
-	}
+	if (open_pipe(pfd))
+		return;
 	pid = fork();
 	if (pid == 0) {
 		close(pfd[0]);
-		syscall_child(pfd[1]);
+		setenv("THREADLET_FORCE_SYSCALL", "1", 1);
+		stack = threadlet_stack_alloc(STACK_SIZE);
+		check(!threadlet_err(stack), "child: threadlet_stack_alloc");
+		check(async_head_init(&ahu, RING_ENTRIES, 1) == 0, "child: async_head_init");
+		check(threadlet_uses_vdso() == 0,
+		      "child: THREADLET_FORCE_SYSCALL=1 still uses the vDSO");
+		if (!failed)
+			bench_null_vdso(n, warm, fig);
+		async_head_exit(&ahu);
+		if (write(pfd[1], fig, sizeof(*fig)) != sizeof(*fig))
+			_exit(2);
+		_exit(failed);
 	}
 	close(pfd[1]);
 	check(pid > 0, "fork: %s", strerror(errno));
-	check(read(pfd[0], &res, sizeof(res)) == sizeof(res),
+	check(read(pfd[0], fig, sizeof(*fig)) == sizeof(*fig),
 	      "no result from the syscall-path child");
 	close(pfd[0]);
 	check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	      WEXITSTATUS(status) == 0 && !res.failed,
-	      "syscall-path child failed (status 0x%x)", status);
-	return res.ns;
+	      WEXITSTATUS(status) == 0, "syscall-path child failed (status 0x%x)", status);
 }
 
-static double bench_getppid(long n)
+static void bench_getppid(long n, long warm, double *fig)
 {
 	pid_t ppid = getppid();
 	long i, bad = 0;
 	uint64_t t0;
 
-	for (i = 0; i < N_WARM_CHEAP; i++)
+	for (i = 0; i < warm; i++)
 		syscall(SYS_getppid);
 	tick_sync();
 	t0 = now();
@@ -241,15 +218,15 @@ static double bench_getppid(long n)
 		bad += syscall(SYS_getppid) != ppid;
 	t0 = now() - t0;
 	check(!bad, "getppid: %ld wrong answers", bad);
-	return (double)t0 / n;
+	fig[0] = (double)t0 / n;
 }
 
-static double bench_clock(long n)
+static void bench_clock(long n, long warm, double *fig)
 {
 	uint64_t t0, sink = 0;
 	long i;
 
-	for (i = 0; i < N_WARM_CHEAP; i++)
+	for (i = 0; i < warm; i++)
 		sink += now();
 	tick_sync();
 	t0 = now();
@@ -257,7 +234,7 @@ static double bench_clock(long n)
 		sink += now();
 	t0 = now() - t0;
 	check(sink != 0, "clock_gettime returned 0");
-	return (double)t0 / n;
+	fig[0] = (double)t0 / n;
 }
 
 static unsigned long nr_thread_runs;
@@ -293,14 +270,15 @@ static double samples_median(void)
 	return (samples[nr_samples / 2 - 1] + samples[nr_samples / 2]) / 2.0;
 }
 
-static double bench_pthread(long n, double *mean)
+/* fig: median, mean */
+static void bench_pthread(long n, long warm, double *fig)
 {
 	unsigned long runs;
 	long i, bad = 0;
 	uint64_t t0, s;
 	pthread_t t;
 
-	for (i = 0; i < N_WARM_SLOW; i++)
+	for (i = 0; i < warm; i++)
 		bad += pthread_create(&t, NULL, empty_thread, NULL) ||
 		       pthread_join(t, NULL);
 	runs = nr_thread_runs;
@@ -317,8 +295,8 @@ static double bench_pthread(long n, double *mean)
 	check(!bad, "pthread: %ld create/join failures", bad);
 	check(nr_thread_runs - runs == (unsigned long)n,
 	      "pthread: %lu threads ran, want %ld", nr_thread_runs - runs, n);
-	*mean = (double)t0 / n;
-	return samples_median();
+	fig[0] = samples_median();
+	fig[1] = (double)t0 / n;
 }
 
 struct blocker {
@@ -393,8 +371,8 @@ static int handoff_once(struct blocker *b, int wfd, char c,
 	return wait_pool_parked();
 }
 
-static void bench_handoff(long n, double *handoff, double *hmean, double *hmin,
-			  double *round)
+/* fig: hand-off median, mean, fastest, round trip */
+static void bench_handoff(long n, long warm, double *fig)
 {
 	struct threadlet_stats st0, st1;
 	uint64_t h = 0, rt = 0, ih = 0, irt = 0, min = UINT64_MAX, imin = UINT64_MAX;
@@ -403,13 +381,10 @@ static void bench_handoff(long n, double *handoff, double *hmean, double *hmin,
 	int pfd[2];
 	long i;
 
-	*handoff = *hmean = *hmin = *round = 0;
-	if (pipe(pfd)) {
-		check(0, "pipe: %s", strerror(errno));
+	if (open_pipe(pfd))
 		return;
-	}
 	b.fd = pfd[0];
-	for (i = 0; i < N_WARM_SLOW; i++)
+	for (i = 0; i < warm; i++)
 		if (handoff_once(&b, pfd[1], 'w', &ih, &imin, &irt))
 			goto out;
 	threadlet_stats(&st0);
@@ -425,16 +400,40 @@ static void bench_handoff(long n, double *handoff, double *hmean, double *hmin,
 	      st1.nr_handoffs - st0.nr_handoffs,
 	      st1.nr_fallbacks - st0.nr_fallbacks, n);
 	check(gettid() == tid, "handoff: head TID changed (%d -> %d)", tid, gettid());
-	*handoff = samples_median();
-	*hmean = (double)h / n;
-	*hmin = (double)min;
-	*round = (double)rt / n;
+	fig[0] = samples_median();
+	fig[1] = (double)h / n;
+	fig[2] = (double)min;
+	fig[3] = (double)rt / n;
 out:
 	close(pfd[0]);
 	close(pfd[1]);
 }
 
-static double bench_syslet(long n)
+/*
+ * (f) with the head a second thread: no group leadership moves. Its n and
+ * warm are handoff's, so that gcc keeps one copy of bench_handoff().
+ */
+static void *handoff_thread_main(void *fig)
+{
+	bench_handoff(N_HANDOFF, N_WARM_SLOW, fig);
+	return NULL;
+}
+
+/* fig: hand-off median, round trip */
+static void bench_handoff_thread(long n, long warm, double *fig)
+{
+	double f[4] = { 0 };
+	pthread_t t;
+
+	(void)n;
+	(void)warm;
+	if (pthread_create(&t, NULL, handoff_thread_main, f) || pthread_join(t, NULL))
+		check(0, "handoff_thread: pthread_create/join");
+	fig[0] = f[0];
+	fig[1] = f[3];
+}
+
+static void bench_syslet_null(long n, long warm, double *fig)
 {
 	struct threadlet_stats st0, st1;
 	struct syslet_uatom atom, *done;
@@ -444,7 +443,7 @@ static double bench_syslet(long n)
 	uint64_t t0;
 
 	syslet_atom_init(&atom, SYS_getppid, 0, &ret, NULL, 0);
-	for (i = 0; i < N_WARM_CHEAP; i++) {
+	for (i = 0; i < warm; i++) {
 		ret = -1;
 		done = async_exec(&atom, &ahu);
 		bad += done != &atom || ret != ppid;
@@ -461,7 +460,7 @@ static double bench_syslet(long n)
 	t0 = now() - t0;
 	threadlet_stats(&st1);
 	check(!bad, "syslet: %ld of %ld async_exec() did not return the atom "
-	      "with getppid() in *ret_ptr", bad, n + N_WARM_CHEAP);
+	      "with getppid() in *ret_ptr", bad, n + warm);
 	check(st1.nr_sync - st0.nr_sync == (unsigned long long)n &&
 	      st1.nr_handoffs == st0.nr_handoffs &&
 	      st1.nr_fallbacks == st0.nr_fallbacks,
@@ -471,7 +470,7 @@ static double bench_syslet(long n)
 	      st1.nr_fallbacks - st0.nr_fallbacks, n);
 	check(__atomic_load_n(&ahu.kernel_ring_idx, __ATOMIC_ACQUIRE) == kidx &&
 	      async_ring_pop(&ahu) == NULL, "syslet: a completion was posted");
-	return (double)t0 / n;
+	fig[0] = (double)t0 / n;
 }
 
 enum { JOB_NOTE, JOB_READ, JOB_STOP };
@@ -510,6 +509,14 @@ static void *futex_worker(void *arg)
 		__atomic_store_n(&w->done, w->done + 1, __ATOMIC_RELEASE);
 		futex(&w->done, FUTEX_WAKE_PRIVATE, 1);
 	}
+}
+
+static void stop_worker(struct fworker *w, pthread_t t)
+{
+	w->kind = JOB_STOP;
+	__atomic_store_n(&w->job, w->job + 1, __ATOMIC_RELEASE);
+	futex(&w->job, FUTEX_WAKE_PRIVATE, 1);
+	pthread_join(t, NULL);
 }
 
 /*
@@ -581,11 +588,8 @@ static int futex_once(struct fworker *w, int kind, int wfd, char c,
 	return 0;
 }
 
-struct futex_result {
-	double handoff, hmean, hmin, pingpong, roundtrip;	/* handoff: median */
-};
-
-static void bench_futex(long n, struct futex_result *res)
+/* fig: hand-off median, mean, fastest, empty job's and read's round trips */
+static void bench_futex_handoff(long n, long warm, double *fig)
 {
 	uint64_t h = 0, hmin = UINT64_MAX, pp = 0, rh = 0, rmin = UINT64_MAX, rt = 0;
 	uint64_t ih = 0, imin = UINT64_MAX, irt = 0;
@@ -595,19 +599,16 @@ static void bench_futex(long n, struct futex_result *res)
 	int pfd[2] = { -1, -1 };
 	long i;
 
-	memset(res, 0, sizeof(*res));
 	if (pthread_create(&t, NULL, futex_worker, &w)) {
 		check(0, "futex: pthread_create");
 		return;
 	}
 	while (!__atomic_load_n(&w.parked, __ATOMIC_ACQUIRE))
 		sched_yield();
-	if (pipe(pfd)) {
-		check(0, "pipe: %s", strerror(errno));
+	if (open_pipe(pfd))
 		goto out;
-	}
 	w.fd = pfd[0];
-	for (i = 0; i < N_WARM_SLOW; i++)
+	for (i = 0; i < warm; i++)
 		if (futex_once(&w, JOB_NOTE, -1, 0, &ih, &imin, &irt) ||
 		    futex_once(&w, JOB_READ, pfd[1], 'w', &ih, &imin, &irt))
 			goto out;
@@ -616,56 +617,38 @@ static void bench_futex(long n, struct futex_result *res)
 	for (i = 0; i < n; i++)
 		if (futex_once(&w, JOB_NOTE, -1, 0, &h, &hmin, &pp))
 			goto out;
-	res->handoff = samples_median();
+	fig[0] = samples_median();
 	tick_sync();
 	for (i = 0; i < n; i++)
 		if (futex_once(&w, JOB_READ, pfd[1], 'a' + i % 26, &rh, &rmin, &rt))
 			goto out;
-	res->hmean = (double)h / n;
-	res->hmin = (double)hmin;
-	res->pingpong = (double)pp / n;
-	res->roundtrip = (double)rt / n;
+	fig[1] = (double)h / n;
+	fig[2] = (double)hmin;
+	fig[3] = (double)pp / n;
+	fig[4] = (double)rt / n;
 out:
-	if (!wait_worker_asleep(&w)) {
-		w.kind = JOB_STOP;
-		__atomic_store_n(&w.job, w.job + 1, __ATOMIC_RELEASE);
-		futex(&w.job, FUTEX_WAKE_PRIVATE, 1);
-		pthread_join(t, NULL);
-	} else {
+	if (!wait_worker_asleep(&w))
+		stop_worker(&w, t);
+	else
 		pthread_detach(t);
-	}
 	if (pfd[0] >= 0) {
 		close(pfd[0]);
 		close(pfd[1]);
 	}
 }
 
-
-/* (f) with the head a second thread: no group leadership moves. */
-struct thread_handoff {
-	double h, hmean, hmin, round;
-};
-
-static void *handoff_thread_main(void *arg)
-{
-	struct thread_handoff *t = arg;
-
-	bench_handoff(N_HANDOFF, &t->h, &t->hmean, &t->hmin, &t->round);
-	return NULL;
-}
-
 /* (f)'s round trip n times: exec, block, write, wait, pop; nothing else. */
-static void profile_handoff(long n)
+static void bench_profile(long n, long warm, double *fig)
 {
 	struct blocker b = { 0 };
 	long i, bad = 0;
 	uint64_t t0;
 	int pfd[2];
 
-	if (pipe(pfd)) {
-		check(0, "pipe: %s", strerror(errno));
+	(void)warm;
+	(void)fig;
+	if (open_pipe(pfd))
 		return;
-	}
 	b.fd = pfd[0];
 	t0 = now();
 	for (i = 0; i < n; i++) {
@@ -683,7 +666,7 @@ static void profile_handoff(long n)
 }
 
 /* The pool's version: wake the worker to read a byte, write it, wait. */
-static void profile_futex(long n)
+static void bench_profile_futex(long n, long warm, double *fig)
 {
 	static struct fworker w;
 	long i, bad = 0;
@@ -692,8 +675,12 @@ static void profile_futex(long n)
 	pthread_t t;
 	int pfd[2];
 
-	if (pipe(pfd) || pthread_create(&t, NULL, futex_worker, &w)) {
-		check(0, "profile_futex: pipe or pthread_create");
+	(void)warm;
+	(void)fig;
+	if (open_pipe(pfd))
+		return;
+	if (pthread_create(&t, NULL, futex_worker, &w)) {
+		check(0, "profile_futex: pthread_create");
 		return;
 	}
 	w.fd = pfd[0];
@@ -712,109 +699,9 @@ static void profile_futex(long n)
 	t0 = now() - t0;
 	check(!bad, "profile_futex: %ld of %ld iterations failed", bad, n);
 	printf("PROFILE profile_futex %ld %.1f\n", n, (double)t0 / n);
-	w.kind = JOB_STOP;
-	__atomic_store_n(&w.job, w.job + 1, __ATOMIC_RELEASE);
-	futex(&w.job, FUTEX_WAKE_PRIVATE, 1);
-	pthread_join(t, NULL);
+	stop_worker(&w, t);
 	close(pfd[0]);
 	close(pfd[1]);
-}
-
-/* ---- the methods: m_<name>() runs one and adds its rows ---- */
-
-static void m_null_syscall(void)
-{
-	row("null_syscall", "(c) null threadlet, THREADLET_FORCE_SYSCALL=1",
-	    run_syscall_child(), N_CHEAP);
-}
-
-static void m_call(void)
-{
-	row("call", "(a) direct call of fn(data) { n++; return 1; }",
-	    bench_call(N_CHEAP), N_CHEAP);
-	check(nr_empty == N_CHEAP + N_WARM_CHEAP, "empty_fn ran %lu times", nr_empty);
-}
-
-static void m_null_vdso(void)
-{
-	row("null_vdso", "(b) null threadlet, threadlet_on/off in the vDSO",
-	    bench_null(N_CHEAP), N_CHEAP);
-}
-
-static void m_getppid(void)
-{
-	row("getppid", "(d) syscall(SYS_getppid)", bench_getppid(N_CHEAP), N_CHEAP);
-}
-
-static void m_clock(void)
-{
-	row("clock", "clock_gettime(CLOCK_MONOTONIC), the timer", bench_clock(N_CHEAP),
-	    N_CHEAP);
-}
-
-static void m_pthread(void)
-{
-	double mean, median = bench_pthread(N_THREAD, &mean);
-
-	row("pthread", "(e) pthread_create + pthread_join, empty thread (median)",
-	    median, N_THREAD);
-	row("pthread_mean", "(e) the same, mean", mean, N_THREAD);
-}
-
-static void m_handoff(void)
-{
-	double h, hmean, hmin, round;
-
-	bench_handoff(N_HANDOFF, &h, &hmean, &hmin, &round);
-	row("handoff", "(f) threadlet blocks -> head runs again (median)", h, N_HANDOFF);
-	row("handoff_mean", "(f) the same, mean", hmean, N_HANDOFF);
-	row("handoff_min", "(f) the same, fastest iteration", hmin, N_HANDOFF);
-	row("roundtrip", "(f) exec -> block -> write -> completion popped", round,
-	    N_HANDOFF);
-}
-
-static void m_syslet_null(void)
-{
-	row("syslet_null", "(g) async_exec() of one getppid atom, in place",
-	    bench_syslet(N_CHEAP), N_CHEAP);
-}
-
-static void m_futex_handoff(void)
-{
-	struct futex_result fx;
-
-	bench_futex(N_HANDOFF, &fx);
-	row("futex_handoff", "(h) FUTEX_WAKE -> sleeping worker runs the job (median)",
-	    fx.handoff, N_HANDOFF);
-	row("futex_handoff_mean", "(h) the same, mean", fx.hmean, N_HANDOFF);
-	row("futex_handoff_min", "(h) the same, fastest iteration", fx.hmin, N_HANDOFF);
-	row("futex_pingpong", "(h) wake worker -> empty job -> head sees it done",
-	    fx.pingpong, N_HANDOFF);
-	row("futex_roundtrip", "(h) wake worker -> write -> worker read -> head sees it",
-	    fx.roundtrip, N_HANDOFF);
-}
-
-static void m_handoff_thread(void)
-{
-	struct thread_handoff ht = { 0 };
-	pthread_t t;
-
-	if (pthread_create(&t, NULL, handoff_thread_main, &ht) || pthread_join(t, NULL))
-		check(0, "handoff_thread: pthread_create/join");
-	row("handoff_thread", "(f) as handoff, the head a second thread, not the leader",
-	    ht.h, N_HANDOFF);
-	row("roundtrip_thread", "(f) as roundtrip, the head a second thread", ht.round,
-	    N_HANDOFF);
-}
-
-static void m_profile(void)
-{
-	profile_handoff(N_PROFILE);
-}
-
-static void m_profile_futex(void)
-{
-	profile_futex(N_PROFILE);
 }
 
 enum {
@@ -824,29 +711,67 @@ enum {
 };
 
 /*
- * The methods, in the order they run: m_<name>() with its flags. A new
- * one goes last, so that the others' figures stay comparable. Each is
- * called once, directly from main(): gcc compiles it there as before
- * (main runs once), so the timed loops keep their instruction counts.
+ * The methods, in the order they run (FIRST ones first): name, iterations,
+ * warm-up iterations, flags, then its rows, the RESULT lines of fig[0],
+ * fig[1]... A new one goes last, so that the others' figures stay
+ * comparable. main() calls each bench_<name>() directly, with constants:
+ * gcc compiles the timed loops inside main(), which it knows runs once, as
+ * it always has, so that they keep their instruction counts.
  */
-#define METHODS(X)				\
-	X(null_syscall, FIRST)			\
-	X(call, 0)				\
-	X(null_vdso, 0)				\
-	X(getppid, 0)				\
-	X(clock, ALWAYS)			\
-	X(pthread, 0)				\
-	X(handoff, 0)				\
-	X(syslet_null, 0)			\
-	X(futex_handoff, 0)			\
-	X(handoff_thread, 0)			\
-	X(profile, NAMED)			\
-	X(profile_futex, NAMED)
+#define METHODS(X)								\
+	X(null_syscall, N_CHEAP, N_WARM_CHEAP, FIRST,				\
+	  { "null_syscall", "(c) null threadlet, THREADLET_FORCE_SYSCALL=1" })	\
+	X(call, N_CHEAP, N_WARM_CHEAP, 0,					\
+	  { "call", "(a) direct call of fn(data) { n++; return 1; }" })		\
+	X(null_vdso, N_CHEAP, N_WARM_CHEAP, 0,					\
+	  { "null_vdso", "(b) null threadlet, threadlet_on/off in the vDSO" })	\
+	X(getppid, N_CHEAP, N_WARM_CHEAP, 0,					\
+	  { "getppid", "(d) syscall(SYS_getppid)" })				\
+	X(clock, N_CHEAP, N_WARM_CHEAP, ALWAYS,					\
+	  { "clock", "clock_gettime(CLOCK_MONOTONIC), the timer" })		\
+	X(pthread, N_THREAD, N_WARM_SLOW, 0,					\
+	  { "pthread", "(e) pthread_create + pthread_join, empty thread (median)" }, \
+	  { "pthread_mean", "(e) the same, mean" })				\
+	X(handoff, N_HANDOFF, N_WARM_SLOW, 0,					\
+	  { "handoff", "(f) threadlet blocks -> head runs again (median)" },	\
+	  { "handoff_mean", "(f) the same, mean" },				\
+	  { "handoff_min", "(f) the same, fastest iteration" },			\
+	  { "roundtrip", "(f) exec -> block -> write -> completion popped" })	\
+	X(syslet_null, N_CHEAP, N_WARM_CHEAP, 0,				\
+	  { "syslet_null", "(g) async_exec() of one getppid atom, in place" })	\
+	X(futex_handoff, N_HANDOFF, N_WARM_SLOW, 0,				\
+	  { "futex_handoff", "(h) FUTEX_WAKE -> sleeping worker runs the job (median)" }, \
+	  { "futex_handoff_mean", "(h) the same, mean" },			\
+	  { "futex_handoff_min", "(h) the same, fastest iteration" },		\
+	  { "futex_pingpong", "(h) wake worker -> empty job -> head sees it done" }, \
+	  { "futex_roundtrip", "(h) wake worker -> write -> worker read -> head sees it" }) \
+	X(handoff_thread, N_HANDOFF, N_WARM_SLOW, 0,				\
+	  { "handoff_thread", "(f) as handoff, the head a second thread, not the leader" }, \
+	  { "roundtrip_thread", "(f) as roundtrip, the head a second thread" })	\
+	X(profile, N_PROFILE, 0, NAMED)						\
+	X(profile_futex, N_PROFILE, 0, NAMED)
 
-#define NAME(name, flags) #name,
-static const char *const method_names[] = { METHODS(NAME) };
-#define NR_METHODS (int)(sizeof(method_names) / sizeof(method_names[0]))
+#define MAX_ROWS	5
+#define INDEX(name, ...)	M_##name,
+#define DESCRIBE(name, n, warm, flags, ...) { #name, n, flags, { __VA_ARGS__ } },
 
+enum { METHODS(INDEX) NR_METHODS };
+
+static const struct method {
+	const char *name;
+	long n;
+	int flags;
+	struct {
+		const char *name, *what;
+	} rows[MAX_ROWS];
+} methods[] = { METHODS(DESCRIBE) };
+
+/*
+ * Figures are printed after the last measurement: console output while they
+ * run would land in the next one's timed loop (serial interrupts).
+ */
+static double figs[NR_METHODS][MAX_ROWS];
+static int ran[NR_METHODS];
 static int nr_names;
 static char **names;
 
@@ -863,11 +788,16 @@ static int selected(const char *name, int flags)
 	return (flags & ALWAYS) || named(name) || (!nr_names && !(flags & NAMED));
 }
 
-/* In the pass for @flags, run the methods of those flags that are asked for. */
-#define RUN_PASS(pass) METHODS(RUN_##pass)
-#define RUN_FIRST(name, flags) if ((flags) == FIRST && selected(#name, flags)) m_##name();
-#define RUN_NAMED(name, flags) if ((flags) == NAMED && selected(#name, flags)) m_##name();
-#define RUN_REST(name, flags) if (!((flags) & (FIRST | NAMED)) && selected(#name, flags)) m_##name();
+/* RUN_PASS(FIRST), (NAMED), (REST): run those of the methods asked for. */
+#define RUN_PASS(pass)	METHODS(RUN_##pass)
+#define RUN(name, n, warm, flags)						\
+	if (selected(#name, flags)) {						\
+		bench_##name(n, warm, figs[M_##name]);				\
+		ran[M_##name] = 1;						\
+	}
+#define RUN_FIRST(name, n, warm, flags, ...)	if ((flags) == FIRST) RUN(name, n, warm, flags)
+#define RUN_NAMED(name, n, warm, flags, ...)	if ((flags) == NAMED) RUN(name, n, warm, flags)
+#define RUN_REST(name, n, warm, flags, ...)	if (!((flags) & (FIRST | NAMED))) RUN(name, n, warm, flags)
 
 static void print_clocksource(void)
 {
@@ -891,16 +821,16 @@ int main(int argc, char **argv)
 
 	nr_names = argc - 1;
 	names = argv + 1;
-	profiling = named("profile") || named("profile_futex");
 	for (int i = 0; i < nr_names; i++) {
-		int k;
+		int k = 0;
 
-		for (k = 0; k < NR_METHODS && strcmp(names[i], method_names[k]); k++)
-			;
+		while (k < NR_METHODS && strcmp(names[i], methods[k].name))
+			k++;
 		if (k == NR_METHODS) {
 			fprintf(stderr, "micro: unknown measurement %s\n", names[i]);
 			return 64;
 		}
+		profiling |= methods[k].flags & NAMED;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	RUN_PASS(FIRST)
@@ -927,9 +857,10 @@ int main(int argc, char **argv)
 	async_head_exit(&ahu);
 	threadlet_stack_free(stack);
 
-	for (int i = 0; i < nr_results; i++)
-		printf("RESULT %s %.1f %ld %s\n", results[i].name, results[i].ns,
-		       results[i].n, results[i].what);
+	for (int k = 0; k < NR_METHODS; k++)
+		for (int j = 0; ran[k] && j < MAX_ROWS && methods[k].rows[j].name; j++)
+			printf("RESULT %s %.1f %ld %s\n", methods[k].rows[j].name,
+			       figs[k][j], methods[k].n, methods[k].rows[j].what);
 	if (failed) {
 		printf("micro: FAILED (see the checks above)\n");
 		return 1;
