@@ -790,14 +790,15 @@ static int selected(const char *name, int flags)
 
 /* RUN_PASS(FIRST), (NAMED), (REST): run those of the methods asked for. */
 #define RUN_PASS(pass)	METHODS(RUN_##pass)
-#define RUN(name, n, warm, flags)						\
-	if (selected(#name, flags)) {						\
+#define RUN(in_pass, name, n, warm, flags)					\
+	if ((in_pass) && selected(#name, flags)) {				\
 		bench_##name(n, warm, figs[M_##name]);				\
 		ran[M_##name] = 1;						\
 	}
-#define RUN_FIRST(name, n, warm, flags, ...)	if ((flags) == FIRST) RUN(name, n, warm, flags)
-#define RUN_NAMED(name, n, warm, flags, ...)	if ((flags) == NAMED) RUN(name, n, warm, flags)
-#define RUN_REST(name, n, warm, flags, ...)	if (!((flags) & (FIRST | NAMED))) RUN(name, n, warm, flags)
+#define RUN_FIRST(name, n, warm, flags, ...)	RUN((flags) == FIRST, name, n, warm, flags)
+#define RUN_NAMED(name, n, warm, flags, ...)	RUN((flags) == NAMED, name, n, warm, flags)
+#define RUN_REST(name, n, warm, flags, ...)				\
+	RUN(!((flags) & (FIRST | NAMED)), name, n, warm, flags)
 
 static void print_clocksource(void)
 {
