@@ -714,9 +714,11 @@ enum {
  * The methods, in the order they run (FIRST ones first): name, iterations,
  * warm-up iterations, flags, then its rows, the RESULT lines of fig[0],
  * fig[1]... A new one goes last, so that the others' figures stay
- * comparable. main() calls each bench_<name>() directly, with constants:
- * gcc compiles the timed loops inside main(), which it knows runs once, as
- * it always has, so that they keep their instruction counts.
+ * comparable. main() calls each bench_<name>() directly, with constants, so
+ * that gcc compiles the timed loops inside main(), which it knows runs once,
+ * as it always has: their instruction counts depend on how it allocates
+ * main()'s registers, so after a change to main() compare their
+ * disassembly with the old binary's.
  */
 #define METHODS(X)								\
 	X(null_syscall, N_CHEAP, N_WARM_CHEAP, FIRST,				\
