@@ -549,7 +549,7 @@ static void *pop_one(void)
 	return ev;
 }
 
-static int started(long r, const char *what)
+static int tl_started(long r, const char *what)
 {
 	if (r == 0 || r == 1)
 		return r;
@@ -585,7 +585,7 @@ static long tl_fn(void *data)
 
 static int tl_submit(int s)
 {
-	return started(threadlet_exec(tl_fn, &res[s], stacks[s], &ahu), "threadlet_exec");
+	return tl_started(threadlet_exec(tl_fn, &res[s], stacks[s], &ahu), "threadlet_exec");
 }
 
 ENGINE(tl, .setup = head_init, .submit = tl_submit, .reap = tl_reap, .teardown = head_exit)
@@ -599,7 +599,7 @@ static long tl_submit_fn(void *data)
 
 static int tlq_submit(int s)
 {
-	return started(threadlet_submit(tl_submit_fn, &res[s], &res[s], stacks[s], &ahu),
+	return tl_started(threadlet_submit(tl_submit_fn, &res[s], &res[s], stacks[s], &ahu),
 		       "threadlet_submit");
 }
 
@@ -685,7 +685,7 @@ static long run_threadlet_loop(int c)
 	t_start = now();
 	for (s = 0; s < c && atomic_load(&next_req) < nreq; s++) {
 		tl_loops[s] = (struct tl_loop){ s, 0 };
-		if (started(threadlet_exec(tl_loop_fn, &tl_loops[s], stacks[s], &ahu),
+		if (tl_started(threadlet_exec(tl_loop_fn, &tl_loops[s], stacks[s], &ahu),
 			    "threadlet_exec") < 0)
 			break;
 	}
