@@ -700,6 +700,75 @@ static long run_threadlet_loop(int c)
 	return done;
 }
 
+/*
+ * syslet_chains: threadlet_loop's model as syslets: N chains of pread
+ * atoms, chain k the reads k, k + N, k + 2N, ..., each atom into a buffer
+ * of its own (rbufs, made and touched once by main()). A chain that
+ * blocks goes on in a cache-miss thread and posts its last atom; the head
+ * starts the next chain, then waits for those in flight and checks each
+ * chain's reads as it ends.
+ */
+static struct syslet_uatom ch_atoms[R_CACHED];
+static long long ch_ret[R_CACHED];
+static u64 ch_buf[R_CACHED], ch_off[R_CACHED];
+static uint64_t (*rbufs)[512];
+
+/* The reads of chain @k, checked once it has ended: how many ran. */
+static long chain_done(int k, int c)
+{
+	long done = 0;
+
+	for (int i = k; i < nreq; i += c) {
+		verify(rbufs[i], ch_ret[i], blocks[i]);
+		done += ch_ret[i] != 0;
+	}
+	return done;
+}
+
+static long run_syslet_chains(int c)
+{
+	int inflight = 0, k;
+	long done = 0;
+
+	if (head_init(c))
+		return 0;
+	sl_fd = fd;
+	for (int i = 0; i < nreq; i++) {
+		ch_buf[i] = (uintptr_t)rbufs[i];
+		ch_off[i] = blocks[i] * BS;
+		ch_ret[i] = 0;
+		syslet_atom_init(&ch_atoms[i], SYS_pread64, 0, &ch_ret[i],
+				 i + c < nreq ? &ch_atoms[i + c] : NULL,
+				 4, &sl_fd, &ch_buf[i], &sl_len, &ch_off[i]);
+	}
+	t_start = now();
+	for (k = 0; k < c && k < nreq; k++) {
+		struct syslet_uatom *a = async_exec(&ch_atoms[k], &ahu);
+
+		if (threadlet_ptr_err(a)) {
+			FAIL("async_exec: %s\n", strerror(-threadlet_ptr_err(a)));
+			break;
+		}
+		if (a)
+			done += chain_done(k, c);
+		else
+			inflight++;
+	}
+	/* A chain posts the atom it ended at: its index gives the chain. */
+	while (inflight) {
+		struct syslet_uatom *a = pop_one();
+
+		if (!a || a < ch_atoms || a >= ch_atoms + nreq) {
+			FAIL("unknown event %p\n", (void *)a);
+			break;
+		}
+		done += chain_done((a - ch_atoms) % c, c);
+		inflight--;
+	}
+	head_exit();
+	return done;
+}
+
 enum {
 	N1 = 1,		/* N = 1 only */
 	STATS = 2,	/* print the hand-off counts */
@@ -734,6 +803,7 @@ static const struct method {
 	{ "threadlet_loop", run_threadlet_loop, STATS, 8 },
 	{ "threadlet_submit", run_tlq, STATS | VDSO, 5 },
 	{ "pthread_queue", run_pq, 0, 1 },
+	{ "syslet_chains", run_syslet_chains, STATS, 7 },
 	{ "posix_aio_tl", run_aio, STATS | TLAIO, 2 },
 };
 #define NMETHODS (int)(sizeof(methods) / sizeof(methods[0]))
@@ -1070,7 +1140,8 @@ int main(int argc, char **argv)
 	}
 
 	bufs = aligned_alloc(BS, (size_t)MAXC * BS);
-	if (!bufs) {
+	rbufs = aligned_alloc(BS, (size_t)R_CACHED * BS);
+	if (!bufs || !rbufs) {
 		perror("io: setup");
 		return 1;
 	}
@@ -1088,6 +1159,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	memset(rbufs, 0, (size_t)R_CACHED * BS);	/* no page faults in the runs */
 	for (int s = 0; s < MAXC; s++)
 		if (threadlet_err(stacks[s] = threadlet_stack_alloc(64 << 10))) {
 			fprintf(stderr, "io: threadlet_stack_alloc: %s\n",

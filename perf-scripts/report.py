@@ -321,11 +321,13 @@ def micro_report(R, res, det, plots):
 
 # ---- io ---------------------------------------------------------------------
 METHODS = ["sync", "pthread", "pthread_queue", "posix_aio", "posix_aio_tl", "kaio", "io_uring",
-           "threadlet_vdso", "threadlet_syscall", "syslet", "threadlet_loop", "threadlet_submit"]
+           "threadlet_vdso", "threadlet_syscall", "syslet", "syslet_chains", "threadlet_loop",
+           "threadlet_submit"]
 COLOR = dict(sync="#555555", pthread="#009e73", posix_aio="#56b4e9", posix_aio_tl="#cc79a7",
              kaio="#e69f00", io_uring="#d8c000", threadlet_vdso="#0072b2",
              threadlet_syscall="#d55e00", syslet="#000000", threadlet_loop="#9400d3",
-             threadlet_submit="#8c564b", pthread_queue="#7f7f7f")
+             threadlet_submit="#8c564b", pthread_queue="#7f7f7f",
+             syslet_chains="#bcbd22")
 CASES = ["cached", "mixed", "uncached", "throttled"]
 FIO_OURS = dict(posixaio="posix_aio", posixaio_tl="posix_aio_tl", libaio="kaio",
                 io_uring="io_uring")
