@@ -23,10 +23,12 @@
  * IO_PERF_CTL=<ctl-fd>,<ack-fd>: perf stat's --control fds; perf counts only
  * while a method runs. IO_TRACE=1: a getppid() before each method call and
  * a getpgrp() after it, marks for scripts/trace-io.py.
- * Output: "IO <case> <method> <N> <reads/s> <ns/read> <cpu-ns/read>" (cpu:
+ * Output: "IO <case> <method> <N> <reads/s> <ns/read> <cpu-ns/read>" (time:
+ * from the first request to the last completion, a method's setup and
+ * teardown, such as a head's or a pool's threads, outside it; cpu:
  * CLOCK_PROCESS_CPUTIME_ID, all threads, the whole method call with its
- * setup), "# ..." lines with min/median/max, cache hits and hand-off counts,
- * and "IO-READS <n>", the reads done while perf counted.
+ * setup and teardown), "# ..." lines with min/median/max, cache hits and
+ * hand-off counts, and "IO-READS <n>", the reads done while perf counted.
  */
 #include <aio.h>
 #include <errno.h>
@@ -84,7 +86,7 @@ static unsigned char *map;	/* the file, mapped only for mincore() */
 static int ctl_fd = -1, ack_fd = -1;	/* perf stat --control */
 static int trace_marks;			/* IO_TRACE: marker system calls */
 static long long counted_reads;	/* reads done while perf counted */
-static long long t_start;	/* methods that set up outside the timing */
+static long long t_start, t_end;	/* methods that set up, tear down outside the timing */
 static const char *path = "/mnt/disk/data";
 
 #define FAIL(...) do { if (atomic_fetch_add(&failed, 1) < 10) \
@@ -184,6 +186,7 @@ run_reqs(const struct engine *e, int c)
 		done++;
 	}
 out:
+	t_end = now();
 	if (e->teardown)
 		e->teardown();
 	return done;
@@ -765,6 +768,7 @@ static long run_syslet_chains(int c)
 		done += chain_done((a - ch_atoms) % c, c);
 		inflight--;
 	}
+	t_end = now();
 	head_exit();
 	return done;
 }
@@ -980,7 +984,7 @@ static void run(int cs, int m, int ci)
 			FAIL("%s %s N=%d: %d of %d reads would hit the page cache, not %d\n",
 			     cname, mname, c, hits, nreq, want);
 		memset(bufs, 0, (size_t)MAXC * BS);
-		t_start = 0;
+		t_start = t_end = 0;
 		perf_ctl("enable\n");
 		c0 = cpu_now();
 		t0 = now();
@@ -991,6 +995,8 @@ static void run(int cs, int m, int ci)
 		counted_reads += nreq;
 		if (t_start)
 			t0 = t_start;
+		if (t_end)
+			t1 = t_end;
 		if (r >= 0) {
 			t[r] = t1 - t0;
 			cpu[r] = c1 - c0;
