@@ -328,15 +328,26 @@ COLOR = dict(sync="#555555", pthread="#009e73", posix_aio="#56b4e9", posix_aio_t
              threadlet_syscall="#d55e00", syslet="#000000", threadlet_loop="#9400d3",
              threadlet_submit="#8c564b", pthread_queue="#7f7f7f",
              syslet_chains="#bcbd22")
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#17becf"]
 CASES = ["cached", "mixed", "uncached", "throttled"]
 FIO_OURS = dict(posixaio="posix_aio", posixaio_tl="posix_aio_tl", libaio="kaio",
                 io_uring="io_uring")
+
+def io_methods(R):
+    """METHODS, then any other method of the records, in their order: a
+    method new to io.c shows up without an edit here."""
+    seen = list(dict.fromkeys(r["method"] for r in R.sel(bench="io")))
+    return METHODS + [m for m in seen if m not in METHODS]
+
+def color(m):
+    return COLOR.get(m) or PALETTE[sum(map(ord, m)) % len(PALETTE)]
 
 def io_rows(R, mode, boot=1, bench="io"):
     """(case, method, N) in the tables' order."""
     have = {(r["case"], r["method"], r["params"].get("n"))
             for r in R.sel(bench=bench, mode=mode, boot=boot)}
-    return [(c, m, n) for c in CASES for m in METHODS for n in (1, 8, 32) if (c, m, n) in have]
+    return [(c, m, n) for c in CASES for m in io_methods(R) for n in (1, 8, 32)
+            if (c, m, n) in have]
 
 def io_fig(R, c, m, n, unit, mode="wall", boot=1, bench="io"):
     return R.fig(bench, m, c, mode, boot, unit, n=n)
@@ -449,7 +460,8 @@ def io_icount(R, det):
 
 def io_table(R, case, n=32, unit="cpu-ns/read", scale=1):
     """One row for the README: @unit per method at N = @n (sync: N = 1)."""
-    ms = [m for m in METHODS if io_fig(R, case, m, 1 if m == "sync" else n, unit, "icount")]
+    ms = [m for m in io_methods(R)
+          if io_fig(R, case, m, 1 if m == "sync" else n, unit, "icount")]
     base = io_fig(R, case, "sync", 1, unit, "icount")
     cells = [n0(base / scale) if scale == 1 else n1(base / scale)]
     for m in ms[1:]:
@@ -483,7 +495,7 @@ def io_plots(R, res):
     # instructions per read of every method side by side, N = 32 (sync: N = 1),
     # one cluster per case: -icount, boot 1
     cases = [c for c in CASES if R.sel(bench="io", case=c, mode="icount")]
-    ms = [m for m in METHODS if R.sel(bench="io", method=m, mode="icount")]
+    ms = [m for m in io_methods(R) if R.sel(bench="io", method=m, mode="icount")]
     if cases:
         data = [" ".join([c] + [str(io_fig(R, c, m, 1 if m == "sync" else 32, "cpu-ns/read",
                                            "icount") or "-") for m in ms]) for c in cases]
@@ -493,11 +505,11 @@ def io_plots(R, res):
                  "set style data histogram", "set style histogram cluster gap 1"] + HISTOGRAM + [
                  "set yrange [0:*]", "set grid ytics", "set key outside right",
                  "plot " + ", ".join("$d using %d:xtic(1) lc rgb '%s' title '%s'" %
-                                     (i + 2, COLOR[m], m) for i, m in enumerate(ms))])
+                                     (i + 2, color(m), m) for i, m in enumerate(ms))])
     # reads per second against requests in flight, a line per method
     for mode, c in [("wall", c) for c in CASES] + [("icount", "mixed"), ("icount", "uncached")]:
         data, series = [], []
-        for m in METHODS:
+        for m in io_methods(R):
             ns = [n for n in (1, 8, 32) if io_fig(R, c, m, n, "ns/read", mode)]
             if not ns:
                 continue
@@ -507,7 +519,7 @@ def io_plots(R, res):
             data += ["%d %g" % nv for nv in zip(ns, v)] + ["", ""]
             series.append("$d index %d using 1:2 with %s lw 2 lc rgb '%s' title '%s'" % (
                 len(series), "lines dashtype 2" if m == "sync" else "linespoints pt 7",
-                COLOR[m], m))
+                color(m), m))
         if series:
             plot(res, "io-%s%s.png" % ("icount-" if mode == "icount" else "", c), data,
                  "900,600", "4 KiB random reads, %s (%s)" % (
