@@ -560,17 +560,23 @@ static int tl_started(long r, const char *what)
 	return -1;
 }
 
-static int tl_reap(void)
+/* The index in @base[0..@n) of the event pop_one() gives, or -1. */
+static int pop_index(const void *base, size_t size, int n)
 {
-	long *ev = pop_one();
+	const char *ev = pop_one(), *b = base;
 
 	if (!ev)
 		return -1;
-	if (ev < res || ev >= res + MAXC) {
-		FAIL("unknown event %p\n", (void *)ev);
+	if (ev < b || ev >= b + (size_t)n * size || (size_t)(ev - b) % size) {
+		FAIL("unknown event %p\n", (const void *)ev);
 		return -1;
 	}
-	return ev - res;
+	return (size_t)(ev - b) / size;
+}
+
+static int tl_reap(void)
+{
+	return pop_index(res, sizeof(res[0]), MAXC);
 }
 
 static long tl_read(long *r)
@@ -638,16 +644,10 @@ static int sl_submit(int s)
 
 static int sl_reap(void)
 {
-	struct syslet_uatom *a = pop_one();
-	int s = a - atoms;
+	int s = pop_index(atoms, sizeof(atoms[0]), MAXC);
 
-	if (!a)
-		return -1;
-	if (a < atoms || a >= atoms + MAXC) {
-		FAIL("unknown event %p\n", (void *)a);
-		return -1;
-	}
-	res[s] = sl_ret[s];
+	if (s >= 0)
+		res[s] = sl_ret[s];
 	return s;
 }
 
@@ -759,13 +759,11 @@ static long run_syslet_chains(int c)
 	}
 	/* A chain posts the atom it ended at: its index gives the chain. */
 	while (inflight) {
-		struct syslet_uatom *a = pop_one();
+		int i = pop_index(ch_atoms, sizeof(ch_atoms[0]), nreq);
 
-		if (!a || a < ch_atoms || a >= ch_atoms + nreq) {
-			FAIL("unknown event %p\n", (void *)a);
+		if (i < 0)
 			break;
-		}
-		done += chain_done((a - ch_atoms) % c, c);
+		done += chain_done(i % c, c);
 		inflight--;
 	}
 	t_end = now();
