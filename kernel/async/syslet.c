@@ -283,6 +283,56 @@ static int syslet_store(const struct syslet_uatom *a, long ret)
 }
 
 /*
+ * Takes the atom that follows an atom with SYSLET_NEXT_QUEUE from the
+ * queue at @uq: *@next is entries[head], head advanced by one, or 0 when
+ * the queue is empty. Returns 0, -EFAULT when the queue cannot be read or
+ * written, -EINTR on a signal while other threads keep changing head.
+ *
+ * head moves only by a compare-and-exchange from a value below nr, so each
+ * entry is taken once however many chains take at once. Everything here
+ * is user memory: a thread of the process that rewrites head or nr can
+ * make its own chains run an atom twice or end early, no more. The retry
+ * loop runs only while another thread changed head between the read and
+ * the exchange; it reschedules and stops at a signal, so such a thread
+ * cannot keep this one in the kernel.
+ */
+static int syslet_take(u64 uq, u64 *next)
+{
+	struct syslet_queue __user *q = threadlet_u64_ptr(uq);
+	u64 entries;
+	u32 head, nr;
+
+	*next = 0;
+	if (!q || get_user(head, &q->head))
+		return -EFAULT;
+	for (;;) {
+		if (get_user(nr, &q->nr))
+			return -EFAULT;
+		if (head >= nr)
+			return 0;
+		if (!user_access_begin(&q->head, sizeof(q->head)))
+			return -EFAULT;
+		if (unsafe_try_cmpxchg_user(&q->head, &head, head + 1, efault))
+			break;
+		user_access_end();
+		if (signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	user_access_end();
+	if (get_user(entries, &q->entries))
+		return -EFAULT;
+	entries += (u64)head * sizeof(u64);
+	if (!threadlet_u64_ptr(entries) ||
+	    get_user(*next, (u64 __user *)u64_to_user_ptr(entries)))
+		return -EFAULT;
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/*
  * Runs the chain from @uatom, whose first atom is already in @a. Returns
  * the final atom's user address, with @a holding its copy (only its flags
  * and ret_ptr when its successor could not be read). @reg is the
@@ -324,6 +374,14 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 			if (!(a->flags & SYSLET_SKIP_TO_NEXT_ON_STOP))
 				return uatom;
 			next = uatom + sizeof(*a);
+		} else if (a->flags & SYSLET_NEXT_QUEUE) {
+			int err = syslet_take(a->next, &next);
+
+			if (err) {
+				/* Its result is replaced: no successor. */
+				syslet_store(a, err);
+				return uatom;
+			}
 		} else {
 			next = a->next;
 		}

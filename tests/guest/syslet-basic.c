@@ -304,7 +304,7 @@ static void bad_input(void)
 	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EFAULT,
 	      "bad next pointer: -EFAULT in the last good atom");
 	straddling_next(at, r);
-	syslet_atom_init(&at[0], SYS_getppid, 0x100, &r[0], NULL, 0);
+	syslet_atom_init(&at[0], SYS_getppid, 0x200, &r[0], NULL, 0);
 	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EINVAL, "unknown flag: -EINVAL");
 	syslet_atom_init(&at[0], 4000, 0, &r[0], NULL, 0);
 	done = async_exec(at, &ahu);

@@ -1641,7 +1641,9 @@ static void atom_fill(struct chain *c, int i, struct rng *r, int kind, struct th
 	}
 	case A_BADFLAGS:
 		nr = SYS_getpid;
-		a->flags = (uint32_t)(1U << (8 + below(r, 24)));
+		do	/* one flag the kernel does not know */
+			a->flags = (uint32_t)(1U << below(r, 32));
+		while (a->flags & SYSLET_ALL_FLAGS);
 		c->expect[i] = X_EINVAL;
 		break;
 	case A_RANDOM: {

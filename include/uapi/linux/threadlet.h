@@ -167,6 +167,15 @@ struct async_head_user {
  * the atom that follows this one in memory (atom + 1). The atom at which
  * the chain ends is its final atom: async_exec() returns it, or, when the
  * chain went async, posts it into the completion ring.
+ *
+ * With SYSLET_NEXT_QUEUE, next points to a struct syslet_queue instead,
+ * and the chain goes on with the atom it takes from there: the address in
+ * entries[head], head advanced by one. A take is atomic against the other
+ * chains taking from the same queue, so chains started on one queue share
+ * its atoms as a thread pool shares requests, each atom run once. A chain
+ * that finds head >= nr (or takes a zero entry) ends there. User space may
+ * queue more atoms while chains run: write the entries, then raise nr.
+ * The kernel writes head only.
  */
 struct syslet_uatom {
 	__u32 flags;
@@ -177,6 +186,12 @@ struct syslet_uatom {
 	__u64 private;		/* for user space, never read by the kernel */
 };
 
+struct syslet_queue {
+	__u32 head;		/* next entry to take; advanced by the kernel */
+	__u32 nr;		/* entries[0..nr) are queued */
+	__u64 entries;		/* __u64 *: atom addresses */
+};
+
 #define SYSLET_ASYNC			(1U << 0)	/* go async at once */
 #define SYSLET_SYNC			(1U << 1)	/* never go async here */
 #define SYSLET_NO_COMPLETE		(1U << 2)	/* do not post if final */
@@ -185,9 +200,11 @@ struct syslet_uatom {
 #define SYSLET_STOP_ON_NEGATIVE		(1U << 5)
 #define SYSLET_STOP_ON_NON_POSITIVE	(1U << 6)
 #define SYSLET_SKIP_TO_NEXT_ON_STOP	(1U << 7)
+#define SYSLET_NEXT_QUEUE		(1U << 8)	/* next: a syslet_queue */
 #define SYSLET_STOP_MASK	(SYSLET_STOP_ON_NONZERO | SYSLET_STOP_ON_ZERO | \
 				 SYSLET_STOP_ON_NEGATIVE | SYSLET_STOP_ON_NON_POSITIVE)
 #define SYSLET_ALL_FLAGS	(SYSLET_ASYNC | SYSLET_SYNC | SYSLET_NO_COMPLETE | \
-				 SYSLET_STOP_MASK | SYSLET_SKIP_TO_NEXT_ON_STOP)
+				 SYSLET_STOP_MASK | SYSLET_SKIP_TO_NEXT_ON_STOP | \
+				 SYSLET_NEXT_QUEUE)
 
 #endif /* _UAPI_LINUX_THREADLET_H */
