@@ -297,6 +297,13 @@ static inline void syslet_link(struct syslet_uatom *a, struct syslet_uatom *next
 	a->next = (unsigned long)next;
 }
 
+/* After @a, the chain takes its next atom from @q (SYSLET_NEXT_QUEUE). */
+static inline void syslet_link_queue(struct syslet_uatom *a, struct syslet_queue *q)
+{
+	a->flags |= SYSLET_NEXT_QUEUE;
+	a->next = (unsigned long)q;
+}
+
 
 /* Introspection, for tests and tools. */
 
