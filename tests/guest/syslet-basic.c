@@ -2,10 +2,12 @@
 /*
  * Syslets: chains that run in place, chains that block and complete
  * through the ring, every stop condition and branch, a umem_add loop,
- * SYSLET_ASYNC/SYNC/NO_COMPLETE, and bad input.
+ * SYSLET_ASYNC/SYNC/NO_COMPLETE, chains sharing a queue (SYSLET_NEXT_QUEUE),
+ * and bad input.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,6 +17,11 @@
 #include "tl_util.h"
 
 typedef unsigned long long u64;
+
+_Static_assert(sizeof(struct syslet_queue) == 16 &&
+	       offsetof(struct syslet_queue, nr) == 4 &&
+	       offsetof(struct syslet_queue, entries) == 8,
+	       "one syslet_queue layout for 32-bit and 64-bit programs");
 
 static struct async_head_user ahu;
 static int datafd;
@@ -250,6 +257,173 @@ static void on_alarm(int sig)
 }
 
 /*
+ * umem_add(*@cell, 1) as an atom (@cell holds the counter's address), followed
+ * by an atom taken from @q. A 32-bit process passes the 1 as two halves.
+ */
+static void add_atom(struct syslet_uatom *a, long long *r,
+		     struct syslet_queue *q, u64 *cell)
+{
+	static u64 one = 1, hi;
+
+	syslet_atom_init(a, __NR_umem_add, 0, r, NULL,
+			 sizeof(long) == 4 ? 3 : 2, cell, &one, &hi);
+	syslet_link_queue(a, q);
+}
+
+#define QN 3000
+static struct syslet_uatom q_atoms[QN];
+static u64 q_entries[QN], q_cells[QN], q_count[QN];
+static long long q_ret[QN];
+
+/*
+ * Two chains that block on a pipe, then both take from one queue of QN
+ * atoms on two CPUs: each atom runs exactly once, and each chain posts
+ * the last atom it ran.
+ */
+static void shared_queue(void)
+{
+	static struct syslet_queue q;
+	static long long r[2];
+	static u64 a_fd, a_buf[2], a_one = 1;
+	struct syslet_uatom at[2], *ev[2];
+	static char c[2];
+	int pfd[2], once = 1, posted = 0;
+
+	for (int i = 0; i < QN; i++) {
+		q_cells[i] = (uintptr_t)&q_count[i];
+		q_count[i] = 0;
+		add_atom(&q_atoms[i], &q_ret[i], &q, &q_cells[i]);
+		q_entries[i] = (uintptr_t)&q_atoms[i];
+	}
+	q = (struct syslet_queue){ .head = 0, .nr = QN,
+				   .entries = (uintptr_t)q_entries };
+	tl_ok(pipe(pfd) == 0, "pipe");
+	a_fd = pfd[0];
+	for (int k = 0; k < 2; k++) {
+		a_buf[k] = (uintptr_t)&c[k];
+		syslet_atom_init(&at[k], SYS_read, SYSLET_ASYNC, &r[k], NULL, 3,
+				 &a_fd, &a_buf[k], &a_one);
+		syslet_link_queue(&at[k], &q);
+		tl_ok(async_exec(&at[k], &ahu) == NULL, "queue chain %d went async", k);
+	}
+	tl_ok(q.head == 0, "nothing taken while both chains wait");
+	tl_ok(write(pfd[1], "ab", 2) == 2, "release both chains");
+	ev[0] = tl_wait_one(&ahu);
+	ev[1] = tl_wait_one(&ahu);
+	for (int i = 0; i < QN; i++) {
+		once &= q_count[i] == 1 && q_ret[i] == 1;
+		posted += &q_atoms[i] == ev[0] || &q_atoms[i] == ev[1];
+	}
+	/* A chain that woke after the other had taken all ran only its read. */
+	for (int k = 0; k < 2; k++)
+		posted += ev[0] == &at[k] || ev[1] == &at[k];
+	tl_ok(once, "every queued atom ran exactly once");
+	tl_ok(q.head == QN && q.nr == QN, "head = nr = %d (%u)", QN, q.head);
+	tl_ok(r[0] == 1 && r[1] == 1 && ev[0] != ev[1] && posted == 2,
+	      "each chain posted the last atom it ran");
+	tl_ok(async_ring_pop(&ahu) == NULL, "nothing more posted");
+	tl_ok(tl_wait_parked(&ahu, 2), "cache-miss threads parked again");
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* Sets the queue's head to 1 until stop_reset: a hostile co-thread. */
+static volatile int stop_reset;
+
+static void *reset_head(void *arg)
+{
+	struct syslet_queue *q = arg;
+
+	while (!stop_reset)
+		__atomic_store_n(&q->head, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Queues that are empty, grow, end early, or are bad or hostile. */
+static void queue_edges(void)
+{
+	static struct syslet_queue q;
+	static long long r[4];
+	static u64 cnt, cell, entries[4], qp, minus_one = (u64)-1, minus_one_hi = 0xffffffff;
+	struct syslet_uatom at[4], *done;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct syslet_queue *ro;
+	pthread_t th;
+
+	add_atom(&at[0], &r[0], &q, &cell);
+	add_atom(&at[1], &r[1], &q, &cell);
+	add_atom(&at[2], &r[2], &q, &cell);
+	entries[0] = (uintptr_t)&at[1];
+	entries[1] = (uintptr_t)&at[2];
+	q = (struct syslet_queue){ .entries = (uintptr_t)entries };
+	cell = (uintptr_t)&cnt;
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == 1 && q.head == 0 && cnt == 1,
+	      "empty queue: the chain ends at the atom that found it empty");
+	q.nr = 2;
+	tl_ok(async_exec(at, &ahu) == &at[2] && q.head == 2 && cnt == 4,
+	      "nr raised: the next chain takes the new entries");
+	q.head = 5;
+	tl_ok(async_exec(at, &ahu) == &at[0] && q.head == 5 && r[0] == 1,
+	      "head beyond nr: empty, head left alone");
+	q = (struct syslet_queue){ .nr = 2, .entries = (uintptr_t)entries };
+	entries[0] = 0;
+	tl_ok(async_exec(at, &ahu) == &at[0] && q.head == 1 && r[0] == 1,
+	      "a zero entry ends the chain, taken");
+	entries[0] = (uintptr_t)&at[1];
+
+	at[0].next = 0x10;
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EFAULT,
+	      "bad queue pointer: -EFAULT replaces the result");
+	at[0].next = (uintptr_t)&q;
+	q = (struct syslet_queue){ .nr = 1, .entries = 0x10 };
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EFAULT && q.head == 1,
+	      "bad entries pointer: -EFAULT");
+	q = (struct syslet_queue){ .nr = 1, .entries = (uintptr_t)entries };
+	entries[0] = 0x10;
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EFAULT,
+	      "bad atom in an entry: -EFAULT");
+	entries[0] = (uintptr_t)&at[1];
+
+	ro = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED) {
+		tl_ok(0, "mmap a read-only queue");
+		return;
+	}
+	*ro = (struct syslet_queue){ .nr = 1, .entries = (uintptr_t)entries };
+	mprotect(ro, pg, PROT_READ);
+	at[0].next = (uintptr_t)ro;
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EFAULT && ro->head == 0,
+	      "read-only queue: -EFAULT, nothing taken");
+	munmap(ro, pg);
+
+	/*
+	 * An endless queue: every entry is at[3], which gives its entry back
+	 * (umem_add(&q, -1) lowers head, the low half of q's first u64),
+	 * while another thread keeps setting head to 1 under it, so that
+	 * takes race with its stores. head stays in 0..2 below nr: only a
+	 * signal ends the chain.
+	 */
+	q = (struct syslet_queue){ .nr = 4, .entries = (uintptr_t)entries };
+	at[0].next = (uintptr_t)&q;
+	for (int i = 0; i < 4; i++)
+		entries[i] = (uintptr_t)&at[3];
+	qp = (uintptr_t)&q;
+	syslet_atom_init(&at[3], __NR_umem_add, 0, &r[3], NULL,
+			 sizeof(long) == 4 ? 3 : 2, &qp, &minus_one, &minus_one_hi);
+	syslet_link_queue(&at[3], &q);
+	stop_reset = 0;
+	tl_ok(pthread_create(&th, NULL, reset_head, &q) == 0, "start a head resetter");
+	signal(SIGALRM, on_alarm);
+	ualarm(200000, 0);
+	done = async_exec(at, &ahu);
+	tl_ok(done == &at[3] && r[3] == -EINTR && q.head <= 2,
+	      "queue reset under the chain: a signal ends it (at+%ld, %lld, head %u)",
+	      (long)(done - at), r[3], q.head);
+	stop_reset = 1;
+	pthread_join(th, NULL);
+}
+
+/*
  * A next atom whose first 16 bytes (flags, nr, ret_ptr) are readable and
  * the rest on a PROT_NONE page: the kernel reads part of it before the
  * fault. The -EFAULT goes to the last good atom's ret_ptr, not to the one
@@ -359,6 +533,8 @@ int main(void)
 	conditions();
 	umem_loop();
 	flags();
+	shared_queue();
+	queue_edges();
 	bad_input();
 	async_head_exit(&ahu);
 	tl_ok(tl_nr_threads_settle(threads0) == threads0, "no thread left behind");

@@ -577,6 +577,8 @@ struct chain {
 	long long ret[MAXA + 1];
 	u64 val[MAXA][6];
 	u64 ctr;
+	struct syslet_queue q;			/* hostile chains' SYSLET_NEXT_QUEUE */
+	u64 qent[4];
 	struct timespec ts;
 	char buf[64];
 	struct pollfd pfd;
@@ -1793,7 +1795,16 @@ static void chain_build(struct chain *c, struct rng *r, struct thr *t, int hosti
 			a->ret_ptr = (u64)(uintptr_t)&c->at[below(r, n)].private;
 		if (chance(r, 60))
 			a->flags |= SYSLET_NO_COMPLETE;
+		if (chance(r, 60)) {	/* go on with an atom taken from c->q */
+			a->flags |= SYSLET_NEXT_QUEUE;
+			a->next = chance(r, 10) ? bad_ptr(r, 4) : (u64)(uintptr_t)&c->q;
+		}
 	}
+	/* At most four takes: a queue of the chain's atoms adds no endless loop. */
+	c->q = (struct syslet_queue){ .head = (uint32_t)below(r, 3), .nr = (uint32_t)below(r, 5),
+		.entries = chance(r, 10) ? bad_ptr(r, 8) : (u64)(uintptr_t)c->qent };
+	for (i = 0; i < 4; i++)
+		c->qent[i] = chance(r, 5) ? bad_ptr(r, 8) : (u64)(uintptr_t)&c->at[below(r, n)];
 }
 
 static int in_chain(u64 p, struct chain **cp, int *idx)
