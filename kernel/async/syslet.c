@@ -291,7 +291,11 @@ static int syslet_store(const struct syslet_uatom *a, long ret)
  * head moves only by a compare-and-exchange from a value below nr, so each
  * entry is taken once however many chains take at once. Everything here
  * is user memory: a thread of the process that rewrites head or nr can
- * make its own chains run an atom twice or end early, no more. The retry
+ * make its own chains run an atom twice or end early, no more. A take
+ * gives a chain no atom it could not reach through next (any thread of
+ * the process may rewrite the atom a next points to), and the chain runs
+ * it in the task that ran the chain so far, with the identity it has: no
+ * chain moves to another task, so no identity is checked here. The retry
  * loop runs only while another thread changed head between the read and
  * the exchange; it reschedules and stops at a signal, so such a thread
  * cannot keep this one in the kernel.
@@ -303,15 +307,18 @@ static int syslet_take(u64 uq, u64 *next)
 	u32 head, nr;
 
 	*next = 0;
-	if (!q || get_user(head, &q->head))
+	if (!q)
 		return -EFAULT;
+	/* One user access region for the queue: its fields are adjacent. */
 	for (;;) {
-		if (get_user(nr, &q->nr))
+		if (!user_access_begin(q, sizeof(*q)))
 			return -EFAULT;
-		if (head >= nr)
+		unsafe_get_user(head, &q->head, efault);
+		unsafe_get_user(nr, &q->nr, efault);
+		if (head >= nr) {
+			user_access_end();
 			return 0;
-		if (!user_access_begin(&q->head, sizeof(q->head)))
-			return -EFAULT;
+		}
 		if (unsafe_try_cmpxchg_user(&q->head, &head, head + 1, efault))
 			break;
 		user_access_end();
@@ -319,9 +326,8 @@ static int syslet_take(u64 uq, u64 *next)
 			return -EINTR;
 		cond_resched();
 	}
+	unsafe_get_user(entries, &q->entries, efault);
 	user_access_end();
-	if (get_user(entries, &q->entries))
-		return -EFAULT;
 	entries += (u64)head * sizeof(u64);
 	if (!threadlet_u64_ptr(entries) ||
 	    get_user(*next, (u64 __user *)u64_to_user_ptr(entries)))
