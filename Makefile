@@ -253,6 +253,18 @@ image-i386: deps tests $(B32)/busybox
 # --- benchmarks -----------------------------------------------------------------
 include perf-scripts/perf.mk
 
+# The profilers: where the instructions of the blocking path go.
+# make profile: one -icount boot that samples the hand-off loop and the futex
+# pool's with perf (scripts/profile.sh; PERIOD) into $(B)/results/profile.md.
+# make aio-profile: a cached POSIX AIO read call by call, libthreadlet-aio
+# against glibc's, one -icount boot (scripts/aio-prof.sh).
+.PHONY: profile aio-profile
+profile: kernel image $(MICRO_BIN)
+	$(BENCH_ENV) scripts/profile.sh
+
+aio-profile: kernel image user
+	$(BENCH_ENV) scripts/aio-prof.sh
+
 # make profile-segments: where the instructions of one hand-off and of one
 # futex pool wake go, step by step, from local_clock() stamps in a
 # throwaway kernel (scripts/profile-segments.sh; -icount) into

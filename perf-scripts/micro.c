@@ -16,7 +16,7 @@
  * worker after its wait returned. Each (f) and (h) iteration starts with
  * the spare parked, or the worker asleep, and checks that it was woken.
  * profile and profile_futex (only when named) run (f)'s and (h)'s round
- * trips without those waits, for perf-scripts/profile.sh to sample.
+ * trips without those waits, for scripts/profile.sh to sample.
  */
 #include <errno.h>
 #include <linux/futex.h>

@@ -9,10 +9,6 @@
 #   make bench        both
 #   make bench-scale  hand-offs per second of two heads on 1 and 2 vCPUs,
 #                     beside the futex pool, wall time (scale.sh; RUNS)
-#   make profile      one -icount boot that samples the hand-off loop and
-#                     the futex pool's with perf (profile.sh; PERIOD)
-#   make aio-profile  a cached POSIX AIO read call by call, libthreadlet-aio
-#                     against glibc's, one -icount boot (aio-prof.sh)
 #   make report       report.py on the records: every table, plot and
 #                     determinism check, and README.md's figures section,
 #                     generated from docs/figures.md.in
@@ -29,7 +25,7 @@ BENCH_ENV := BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a MICRO=$
 REPORT := python3 perf-scripts/report.py report --results $(B)/results \
 	  --readme README.md --template docs/figures.md.in
 
-.PHONY: bench bench-micro bench-io bench-scale profile aio-profile report
+.PHONY: bench bench-micro bench-io bench-scale report
 report:
 	$(REPORT)
 
@@ -49,9 +45,3 @@ bench-io: kernel image
 bench-scale: kernel image
 	$(BENCH_ENV) perf-scripts/scale.sh
 	$(REPORT)
-
-profile: kernel image $(MICRO_BIN)
-	$(BENCH_ENV) perf-scripts/profile.sh
-
-aio-profile: kernel image user
-	$(BENCH_ENV) perf-scripts/aio-prof.sh

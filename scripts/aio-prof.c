@@ -5,13 +5,13 @@
  * of 4 KiB from a file in the page cache (tmpfs), against sync pread()
  * of the same blocks. Under -icount a guest ns is an instruction; a
  * round's figure is divided by 32, less the cost of the clock reads.
- * Linked against glibc's AIO or (perf-scripts/aio-prof.sh) libthreadlet-aio.
+ * Linked against glibc's AIO or (scripts/aio-prof.sh) libthreadlet-aio.
  */
 #include <aio.h>
 #include <errno.h>
 #include <string.h>
 
-#include "bench.h"
+#include "../perf-scripts/bench.h"
 
 #define BS	4096
 #define N	32

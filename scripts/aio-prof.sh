@@ -6,7 +6,7 @@ set -uo pipefail
 
 NAME=aio-prof.sh
 # shellcheck source=perf-scripts/common.sh
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../perf-scripts/common.sh"
 LIBTLAIO=${LIBTLAIO:-$(dirname "$LIBTL")/libthreadlet-aio.a}
 IMG=$BUILD/aio-prof
 build_bench "$HERE/aio-prof.c" "$IMG/src/aio-prof-tl" "$LIBTLAIO" "$LIBTL" || exit 1
