@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Guest side of scripts/trace-handoff.py: one threadlet hand-off from the
- * main thread, one from a second thread and one futex pool wake, each
- * run TRACE_REPS times between two marker system calls, getppid() where
- * the measured path starts and getpgrp() where it ends (as micro.c's
- * handoff, handoff_thread and futex_handoff time them). The host turns
+ * main thread, one from a second thread and one futex pool wake (as
+ * micro.c's handoff, handoff_thread and futex_handoff time them), then a
+ * cached 4 KiB pread(), the same read as a one-atom syslet and the same
+ * two reads as a chain whose second atom comes from a queue (io.c's
+ * syslet and syslet_chains), each run TRACE_REPS times between two
+ * marker system calls, getppid() where the measured path starts and
+ * getpgrp() where it ends. The host turns
  * QEMU's instruction log on when this prints TRACE-READY and sends a byte
  * on the second serial port, and turns it off at TRACE-DONE.
  */
@@ -32,6 +35,8 @@ static int pfd[2];
 static volatile int marking;
 static char byte;
 static uint32_t job, done, waiting;
+static int rfd;
+static char rbuf[4096] __attribute__((aligned(4096)));
 
 static void mark_start(void)
 {
@@ -127,6 +132,39 @@ static void futex_wake(void)
 		futex_op(&done, FUTEX_WAIT_PRIVATE, d);
 }
 
+static void cached_pread(void)
+{
+	mark_start();
+	if (pread(rfd, rbuf, sizeof(rbuf), 0) != sizeof(rbuf))
+		die("pread");
+	mark_end();
+}
+
+/* A chain of @n pread atoms (1 or 2), the second taken from a queue. */
+static void syslet_pread(unsigned int n)
+{
+	static unsigned long long fd, len = sizeof(rbuf), buf, off, ent;
+	static long long ret[2];
+	static struct syslet_uatom a[2];
+	static struct syslet_queue q;
+	struct syslet_uatom *last;
+
+	fd = rfd;
+	buf = (uintptr_t)rbuf;
+	for (unsigned int i = 0; i < 2; i++)
+		syslet_atom_init(&a[i], SYS_pread64, SYSLET_STOP_ON_NON_POSITIVE,
+				 &ret[i], NULL, 4, &fd, &buf, &len, &off);
+	ent = (uintptr_t)&a[1];
+	q = (struct syslet_queue){ .head = 0, .nr = 1, .entries = (uintptr_t)&ent };
+	if (n == 2)
+		syslet_link_queue(&a[0], &q);
+	mark_start();
+	last = async_exec(&a[0], &ahu);
+	mark_end();
+	if (last != &a[n - 1] || ret[n - 1] != sizeof(rbuf))
+		die("async_exec");
+}
+
 int main(void)
 {
 	struct termios t;
@@ -135,13 +173,18 @@ int main(void)
 	char c;
 
 	stack = threadlet_stack_alloc(1 << 16);
-	if (threadlet_err(stack) || async_head_init(&ahu, 16, POOL) || pipe(pfd))
+	rfd = open("/proc/self/exe", O_RDONLY);
+	if (threadlet_err(stack) || async_head_init(&ahu, 16, POOL) || pipe(pfd) ||
+	    rfd < 0)
 		die("setup");
 	if (pthread_create(&th, NULL, futex_worker, NULL))
 		die("pthread_create");
 	for (i = 0; i < 200; i++) {
 		handoff();
 		futex_wake();
+		cached_pread();
+		syslet_pread(1);
+		syslet_pread(2);
 	}
 	tty = open("/dev/ttyS1", O_RDWR | O_NOCTTY);
 	if (tty < 0 || tcgetattr(tty, &t))
@@ -161,6 +204,12 @@ int main(void)
 	marking = 1;
 	for (i = 0; i < TRACE_REPS; i++)
 		futex_wake();
+	for (i = 0; i < TRACE_REPS; i++)
+		cached_pread();
+	for (i = 0; i < TRACE_REPS; i++)
+		syslet_pread(1);
+	for (i = 0; i < TRACE_REPS; i++)
+		syslet_pread(2);
 	marking = 0;
 	printf("TRACE-DONE\n");
 	fflush(stdout);

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Where every instruction of one hand-off goes, exactly.
+"""Where every instruction of one hand-off, and of one syslet atom, goes.
 
 Boots the test kernel once under -icount with one instruction per
 translation block (-singlestep), runs scripts/trace-handoff.c, and turns
 QEMU's execution log (-d exec,nochain: one line per instruction executed)
-on only around the traced calls, through the monitor. Each path (a
-hand-off from the main thread, one from a second thread, a futex pool
-wake) runs between a getppid() and a getpgrp() marker; the instructions
+on only around the traced calls, through the monitor. Each path (PATHS:
+a hand-off from the main thread, one from a second thread, a futex pool
+wake; a cached pread() and the same read as syslet atoms) runs between
+a getppid() and a getpgrp() marker; the instructions
 between the first instruction of the two system calls are attributed to
 the function that contains them (vmlinux and the program's symbols) and
 written as tables to OUT. The boot and the counting are scripts/tracelib.py.
@@ -24,7 +25,12 @@ BUILD, PROG, INITRD, OUT = sys.argv[1:5]
 PATHS = ["hand-off, head is the main thread (micro's handoff)",
          "hand-off, head is a second thread (micro's handoff_thread)",
          "futex pool wake: FUTEX_WAKE to the worker back in user space "
-         "(micro's futex_handoff)"]
+         "(micro's futex_handoff)",
+         "pread() of a cached 4 KiB page",
+         "async_exec() of that pread as a one-atom chain, in place "
+         "(io.c's syslet, cached)",
+         "async_exec() of a chain of two such atoms, the second taken from "
+         "a queue (io.c's syslet_chains, cached)"]
 
 
 def main():
