@@ -274,7 +274,8 @@ profile-segments: kernel $(MICRO_BIN)
 	BUILD=$(B) scripts/profile-segments.sh
 
 # make trace-handoff: every instruction of one hand-off (from the main thread
-# and from a second thread) and of one futex pool wake, by function, from
+# and from a second thread), of one futex pool wake, and of a cached pread()
+# alone and as syslet atoms, by function, from
 # QEMU's instruction log (scripts/trace-handoff.py; -icount, single-stepped)
 # into $(B)/results/trace-handoff.md.
 .PHONY: trace-handoff
@@ -292,12 +293,15 @@ trace-handoff: kernel user
 # read and by function, for TRACE_IO_METHODS, the same way
 # (scripts/trace-io.py) into $(B)/results/trace-io.md. nohlt is linked
 # apart from io, so that its addresses name its own functions.
+# posix_aio_tl among them: io is its build (-DIO_TLAIO), whose
+# posix_aio_tl is libthreadlet-aio's and whose other methods are io's.
 TRACE_IO_METHODS ?= pthread io_uring threadlet_vdso syslet threadlet_loop
+TRACE_IO_TLAIO = $(if $(filter posix_aio_tl,$(TRACE_IO_METHODS)),-DIO_TLAIO $(LIBAIO))
 .PHONY: trace-io
 trace-io: kernel user
 	mkdir -p $(B)/trace-io/bin $(B)/results
 	$(CC) $(CFLAGS) -static -I$(CURDIR)/user/include -I$(CURDIR)/include/uapi \
-		-o $(B)/trace-io/bin/io perf-scripts/io.c $(LIBTL) -luring -laio -lrt
+		-o $(B)/trace-io/bin/io perf-scripts/io.c $(TRACE_IO_TLAIO) $(LIBTL) -luring -laio -lrt
 	$(CC) $(CFLAGS) -static -Wl,-Ttext-segment=0x10000000 \
 		-o $(B)/trace-io/bin/nohlt perf-scripts/nohlt.c
 	cp scripts/trace-io.sh $(B)/trace-io/bin/
