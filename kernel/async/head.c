@@ -610,7 +610,15 @@ SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,
 		goto out;
 
 	WRITE_ONCE(head->space_gen, head->space_gen + 1);
-	wake_up_all(&head->wait);
+	/*
+	 * Most calls find nobody queued: the caller is not yet, and only a
+	 * completer waiting for space gains from this wake-up. wq_has_sleeper()
+	 * orders the bump before the test, pairing with the barrier in the
+	 * waiter's prepare_to_wait_event() before it reads space_gen: a
+	 * completer queued after the test sees the new value and goes on.
+	 */
+	if (wq_has_sleeper(&head->wait))
+		wake_up_all(&head->wait);
 	ret = async_wait_sleep(head, user_ring_idx, min_wait_events);
 	if (ret)
 		goto out;
