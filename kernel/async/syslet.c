@@ -186,6 +186,42 @@ static bool syslet_stops(u32 flags, long ret)
 }
 
 /*
+ * The user words every atom reads or writes (its arguments, its result, a
+ * queue's entry): each a single access in a user access region of its
+ * own, which is what get_user() and put_user() do, without their call
+ * and might_fault() check per word: an atom makes up to eight of them.
+ * Faults are handled as in any user access; a chain runs in process
+ * context, where they may sleep.
+ */
+static int syslet_get_u64(u64 uptr, u64 *val)
+{
+	u64 __user *p = threadlet_u64_ptr(uptr);
+
+	if (!p || !user_read_access_begin(p, sizeof(*p)))
+		return -EFAULT;
+	unsafe_get_user(*val, p, efault);
+	user_read_access_end();
+	return 0;
+efault:
+	user_read_access_end();
+	return -EFAULT;
+}
+
+static int syslet_put_s64(u64 uptr, s64 val)
+{
+	s64 __user *p = threadlet_u64_ptr(uptr);
+
+	if (!p || !user_write_access_begin(p, sizeof(*p)))
+		return -EFAULT;
+	unsafe_put_user(val, p, efault);
+	user_write_access_end();
+	return 0;
+efault:
+	user_write_access_end();
+	return -EFAULT;
+}
+
+/*
  * Runs call @nr (< syslet_nr_calls(@ia32)) of the chain's ABI; -1 gives
  * "no such call", what the entry code leaves in ax before the call.
  */
@@ -221,10 +257,13 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 		return -EINVAL;
 	if (syslet_forbidden(a->nr, ia32))
 		return -EPERM;
-	for (i = 0; i < 6 && a->arg_ptr[i]; i++)
-		if (!threadlet_u64_ptr(a->arg_ptr[i]) ||
-		    get_user(args[i], (u64 __user *)u64_to_user_ptr(a->arg_ptr[i])))
+	for (i = 0; i < 6 && a->arg_ptr[i]; i++) {
+		u64 v;
+
+		if (syslet_get_u64(a->arg_ptr[i], &v))
 			return -EFAULT;
+		args[i] = v;
+	}
 	regs->orig_ax = a->nr;
 	regs->ax = syslet_call(regs, -1, ia32);	/* as the entry code sets it */
 	syslet_set_args(regs, args, ia32);
@@ -277,9 +316,7 @@ static int syslet_store(const struct syslet_uatom *a, long ret)
 {
 	if (!a->ret_ptr)
 		return 0;
-	if (!threadlet_u64_ptr(a->ret_ptr))
-		return -EFAULT;
-	return put_user(ret, (s64 __user *)u64_to_user_ptr(a->ret_ptr));
+	return syslet_put_s64(a->ret_ptr, ret);
 }
 
 /*
@@ -328,11 +365,7 @@ static int syslet_take(u64 uq, u64 *next)
 	}
 	unsafe_get_user(entries, &q->entries, efault);
 	user_access_end();
-	entries += (u64)head * sizeof(u64);
-	if (!threadlet_u64_ptr(entries) ||
-	    get_user(*next, (u64 __user *)u64_to_user_ptr(entries)))
-		return -EFAULT;
-	return 0;
+	return syslet_get_u64(entries + (u64)head * sizeof(u64), next);
 efault:
 	user_access_end();
 	return -EFAULT;
