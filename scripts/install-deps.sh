@@ -7,7 +7,7 @@ PKGS="linux-source-6.1 build-essential gcc-multilib bc bison flex libelf-dev
 libssl-dev dwarves cpio xz-utils rsync kmod ccache nasm e2fsprogs
 qemu-system-x86 busybox-static linux-perf fio liburing-dev libaio-dev
 groff-base mandoc man-db pkg-config dpkg-dev lintian
-gnuplot-nox python3"
+gnuplot-nox python3 stress-ng trinity"
 
 missing=""
 for p in $PKGS; do

@@ -11,6 +11,10 @@
 #                                            source) on the x86-64 kernel
 #   ... FUZZ_EXCLUDE=mtfork,rawland          leave features out (the fuzzer's -x),
 #                                            e.g. to get past a known bug
+#   ... PEERS=1                              fuzz and fuzz-debug run it beside
+#                                            Debian's stress-ng and trinity
+#                                            (tests/image/fuzz-peers), from an
+#                                            image of their own
 #
 # Defaults: SEED=1, TIME=60. The guest reads both from the kernel command
 # line (tl.fuzz_seed=, tl.fuzz_time=). Each round's seed is printed before
@@ -24,7 +28,14 @@ FUZZ_EXCLUDE ?=
 FUZZ_ARGS = --seed $(FUZZ_SEED) --time $(FUZZ_TIME) $(if $(FUZZ_EXCLUDE),--exclude $(FUZZ_EXCLUDE))
 # M32=1: the 32-bit build; its runs keep logs of their own (fuzz-m32.log).
 FUZZ_M32 := $(if $(filter 1,$(M32)),-m32)
-FUZZ_BIN  = --bin threadlet-fuzz$(FUZZ_M32) --repro "make $@$(if $(FUZZ_M32), M32=1)"
+FUZZ_BIN  = --bin threadlet-fuzz$(FUZZ_M32) \
+	    --repro "make $@$(if $(FUZZ_M32), M32=1)$(if $(FUZZ_PEERS), PEERS=1)"
+# PEERS=1: the image with stress-ng and trinity, in $(B)/peers.
+FUZZ_PEERS := $(filter 1,$(PEERS))
+FUZZ_IMAGE = $(if $(FUZZ_PEERS),mkdir -p $(B)/peers && WITH_PEERS=1 tests/mkimage.sh $(B)/peers $(TBIN) tests/list &&)
+FUZZ_ENV = $(if $(FUZZ_PEERS),INITRD=$(B)/peers/initramfs.cpio DISK=$(B)/peers/disk.img)
+FUZZ_RUN = $(if $(FUZZ_PEERS),--peers)
+FUZZ_NAME = $(if $(FUZZ_PEERS),-peers)
 
 # The 32-bit build is not in tests/list (neither is threadlet-fuzz): the
 # images get it as one of the other programs of $(TBIN).
@@ -32,11 +43,12 @@ tests: $(TBIN)/threadlet-fuzz-m32
 
 .PHONY: fuzz fuzz-debug fuzz-i386
 fuzz: kernel image
-	BUILD=$(B) KERNEL=$(BZIMAGE) tests/fuzz.sh --name fuzz$(FUZZ_M32) $(FUZZ_BIN) $(FUZZ_ARGS)
+	$(FUZZ_IMAGE) BUILD=$(B) KERNEL=$(BZIMAGE) $(FUZZ_ENV) \
+		tests/fuzz.sh --name fuzz$(FUZZ_M32)$(FUZZ_NAME) $(FUZZ_BIN) $(FUZZ_RUN) $(FUZZ_ARGS)
 
 fuzz-debug: kernel-debug image
-	BUILD=$(B) KERNEL=$(KDBG)/arch/x86/boot/bzImage \
-		tests/fuzz.sh --name fuzz-debug$(FUZZ_M32) $(FUZZ_BIN) $(FUZZ_ARGS)
+	$(FUZZ_IMAGE) BUILD=$(B) KERNEL=$(KDBG)/arch/x86/boot/bzImage $(FUZZ_ENV) \
+		tests/fuzz.sh --name fuzz-debug$(FUZZ_M32)$(FUZZ_NAME) $(FUZZ_BIN) $(FUZZ_RUN) $(FUZZ_ARGS)
 
 # As tests/check.sh boots the i386 kernel (an Intel vendor string: see there).
 fuzz-i386: kernel-i386 image-i386

@@ -15,6 +15,8 @@
 #              build threadlet-fuzz-m32
 #   --repro C  the host command that runs this again, for the reproduce
 #              lines (default "make fuzz")
+#   --peers    run the fuzzer beside Debian's stress-ng and trinity
+#              (tests/image/fuzz-peers; an image made with WITH_PEERS=1)
 # BUILD, KERNEL, INITRD, DISK, QEMU_BIN and QEMU_CPU are passed on to
 # tests/run-qemu.sh (see there).
 #
@@ -24,7 +26,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 B=${BUILD:-$HERE/../build}
-seed=1 time=60 name=fuzz exclude="" bin=threadlet-fuzz repro="make fuzz"
+seed=1 time=60 name=fuzz exclude="" bin=threadlet-fuzz repro="make fuzz" peers=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--seed) seed=$2; shift ;;
@@ -33,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--exclude) exclude=$2; shift ;;
 	--bin) bin=$2; shift ;;
 	--repro) repro=$2; shift ;;
+	--peers) peers=1 ;;
 	--) shift; break ;;
 	*) echo "fuzz.sh: unknown option $1" >&2; exit 64 ;;
 	esac
@@ -49,6 +52,11 @@ case "$exclude" in
 *[!a-z,]*) echo "fuzz.sh: --exclude takes feature names, comma-separated" >&2; exit 64 ;;
 esac
 append="tl.fuzz_seed=$seed tl.fuzz_time=$time${exclude:+ tl.fuzz_exclude=$exclude}"
+run=$bin note=""
+if [ "$peers" = 1 ]; then
+	run=fuzz-peers note=", beside stress-ng and trinity"
+	append="$append tl.fuzz_bin=$bin"
+fi
 
 # Extra run-qemu options; an --append of theirs joins ours.
 extra=()
@@ -64,8 +72,8 @@ done
 
 mkdir -p "$B/logs"
 log=$B/logs/$name.log
-echo "fuzz.sh: $bin, seed $seed, ${time}s of fuzzing${exclude:+, without $exclude}; log $log"
-"$HERE/run-qemu.sh" --name "$name" --log "$log" --run "$bin" \
+echo "fuzz.sh: $bin, seed $seed, ${time}s of fuzzing${exclude:+, without $exclude}$note; log $log"
+"$HERE/run-qemu.sh" --name "$name" --log "$log" --run "$run" \
 	--guest-timeout $((time + 120)) --timeout $((time + 300)) \
 	--append "$append" "${extra[@]}"
 rc=$?

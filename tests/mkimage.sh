@@ -5,7 +5,8 @@
 # of <test-list>), Debian's perf and fio with every library they load, and
 # the library and programs of tests/install-check.sh.
 # Environment: BUSYBOX, the busybox to use [/bin/busybox]; NO_TOOLS=1
-# leaves perf and fio out (the native i386 guest, which cannot run them).
+# leaves perf and fio out (the native i386 guest, which cannot run them);
+# WITH_PEERS=1 adds stress-ng, trinity and tests/image/fuzz-peers.
 # The disk holds data files for the I/O tests; it is made with mke2fs -d so
 # no root mount is needed, and QEMU opens it with snapshot=on.
 set -euo pipefail
@@ -49,6 +50,15 @@ if [ "${NO_TOOLS:-0}" != 1 ]; then
 	copy_elf /usr/bin/fio /usr/bin/fio
 fi
 echo "root:x:0:0:root:/:/bin/sh" > "$ROOT/etc/passwd"
+# WITH_PEERS=1: Debian's stress-ng and trinity, for tests/image/fuzz-peers, and
+# the user nobody that trinity's -X (drop privileges) switches to.
+if [ "${WITH_PEERS:-0}" = 1 ]; then
+	copy_elf /usr/bin/stress-ng /usr/bin/stress-ng
+	copy_elf /usr/bin/trinity /usr/bin/trinity
+	cp "$HERE/image/fuzz-peers" "$ROOT/tests/"
+	echo "nobody:x:65534:65534:nobody:/nonexistent:/bin/false" >> "$ROOT/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$ROOT/etc/group"
+fi
 
 # The library as installed by tests/install-check.sh and the programs it
 # built against that tree with pkg-config, for /tests/install-run. The
