@@ -1261,13 +1261,27 @@ static long fz_fn(void *data)
 	/* No system call in these kinds: a hand-off at a page fault. */
 	if ((j->kind == FN_NOOP || j->kind == FN_SPIN) && (int)RS0(SYS_gettid) != tid0)
 		stat_inc(ST_FAULT_HANDOFF);
-	/* A hand-off moves TID and TLS together: whoever we are, both agree. */
-	if (t_self && t_self->tid0 && t_self->tid0 != (int)RS0(SYS_gettid)) {
+	/*
+	 * A hand-off moves TID and TLS together: whoever we are, both agree.
+	 * The threadlet may still be on, and a page fault that sleeps (on
+	 * mmap_lock, or in reclaim under memory pressure) hands it off
+	 * between any two reads: the TLS is compared with a TID read before
+	 * and after it that did not change meanwhile. Once handed off, it
+	 * stays the cache-miss thread, so the loop ends.
+	 */
+	for (;;) {
+		int tid1 = (int)RS0(SYS_gettid);
+		struct thr *me = t_self;
+		int tid2 = (int)RS0(SYS_gettid);
 		char d[160];
 
-		violation("threadlet (fn %d) runs with the TLS of %s %d but TID %d; %s", j->kind,
-			  role_name[t_self->role], t_self->tid0, (int)RS0(SYS_gettid),
-			  dead_str(t_self->idx, d, sizeof(d)));
+		if (tid1 != tid2)
+			continue;
+		if (me && me->tid0 && me->tid0 != tid1)
+			violation("threadlet (fn %d) runs with the TLS of %s %d but TID %d; %s",
+				  j->kind, role_name[me->role], me->tid0, tid1,
+				  dead_str(me->idx, d, sizeof(d)));
+		break;
 	}
 	return complete_threadlet_fn(j->event, j->ahu);
 }
