@@ -181,6 +181,8 @@ $(TBIN)/%: user/examples/%.c $(LIBTL) | deps
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
 
 tests: user user32 $(GUEST_TESTS) $(GUEST32) $(GUEST_M32) $(EXAMPLES)
+# threadlet-server-m32 runs the example server's 32-bit build.
+tests: $(TBIN)/tlhttpd-m32
 
 # The test programs' header dependencies (-MMD -MP in TCFLAGS).
 -include $(wildcard $(TBIN)/*.d)
@@ -315,10 +317,11 @@ trace-io: kernel user
 include tests/fuzz.mk
 
 # --- running ------------------------------------------------------------------
-# The main job: boot, run the demos (a syslet chain, the threadlet basics),
-# then the micro-benchmark in deterministic (-icount) mode.
+# The main job: boot, run the demos (a syslet chain, the threadlet basics,
+# the example server), then the micro-benchmark in deterministic (-icount)
+# mode.
 run: kernel image $(MICRO_BIN)
-	tests/run-qemu.sh --name run --run "boot syslet_file threadlet-basic"
+	tests/run-qemu.sh --name run --run "boot syslet_file threadlet-basic threadlet-server"
 	BUILD=$(B) KERNEL=$(BZIMAGE) MICRO=$(MICRO_BIN) MODES=icount ICOUNT_RUNS=1 perf-scripts/micro.sh
 	@sed "/^== perf stat/,\$$d" $(B)/results/micro-icount.txt
 
