@@ -9,6 +9,9 @@
 #   make bench        both
 #   make bench-scale  hand-offs per second of two heads on 1 and 2 vCPUs,
 #                     beside the futex pool, wall time (scale.sh; RUNS)
+#   make bench-server the example server (user/examples/tlhttpd.c) under
+#                     httpload.c's loads, threadlet against pthread and
+#                     inline, -icount and wall time (server.sh)
 #   make report       report.py on the records: every table, plot and
 #                     determinism check, and README.md's figures section,
 #                     generated from docs/figures.md.in
@@ -25,7 +28,7 @@ BENCH_ENV := BUILD=$(B) KERNEL=$(BZIMAGE) LIBTL=$(B)/user/libthreadlet.a MICRO=$
 REPORT := python3 perf-scripts/report.py report --results $(B)/results \
 	  --readme README.md --template docs/figures.md.in
 
-.PHONY: bench bench-micro bench-io bench-scale report
+.PHONY: bench bench-micro bench-io bench-scale bench-server report
 report:
 	$(REPORT)
 
@@ -44,4 +47,8 @@ bench-io: kernel image
 
 bench-scale: kernel image
 	$(BENCH_ENV) perf-scripts/scale.sh
+	$(REPORT)
+
+bench-server: kernel image
+	$(BENCH_ENV) perf-scripts/server.sh
 	$(REPORT)

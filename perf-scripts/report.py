@@ -2,18 +2,20 @@
 """The benchmarks' one record format and one report generator.
 
   report.py ingest BENCH --mode icount|wall [--boot N] [--case C] FILE
-      a guest's output (micro, micro32, micro32-i386, io, scale) as records,
+      a guest's output (micro, micro32, micro32-i386, io, scale, server) as
+      records,
       one JSON object a line: {bench, method, case, params, figure, unit,
       boot, mode, date}
   report.py report [--results DIR] [--readme FILE --template FILE] [--no-plots]
-      DIR/*.jsonl -> DIR/micro.md, io.md, scale.md, the determinism
+      DIR/*.jsonl -> DIR/micro.md, io.md, scale.md, server.md, the determinism
       comparisons (micro- and io-determinism.txt), the plots, and the
       README's figures section between its markers, from the template
 
 A template is markdown with {{ expression }} fields, Python expressions
 evaluated with fig(bench, method, case, mode, boot, unit, **params),
 date(bench), tgt(bench, target), det(bench), the tables micro(),
-micro32(), io(case, ...) and scale(), and the number formats n0, n1, x2;
+micro32(), io(case, ...), scale() and server(mode), and the number formats
+n0, n1, x2;
 a field whose figure has no record reads "-".
 """
 import argparse, glob, json, os, re, shutil, subprocess, sys, time
@@ -129,6 +131,10 @@ def ingest(a):
         recs = ingest_micro(lines, a.bench)
     elif a.bench == "io":
         recs = ingest_io(lines, a.case)
+    elif a.bench == "server":       # SERVER <model> <load> <requests> <ns> <cpu-ns>
+        recs = [r for f in (l.split() for l in lines) if len(f) == 6 and f[0] == "SERVER"
+                for r in (rec("server", f[1], int(f[4]) / int(f[3]), "ns/request", f[2]),
+                          rec("server", f[1], int(f[5]) / int(f[3]), "cpu-ns/request", f[2]))]
     else:
         recs = [rec("scale", f[1], float(f[3]), "loops/s", vcpus=int(f[0]), heads=int(f[2]))
                 for f in (l.split() for l in lines) if len(f) == 4]
@@ -537,6 +543,23 @@ def scale_table(R):
             rows.append([m, n0(one), n0(two), "%.2f×" % (two / one)])
     return md(["method", "1 vCPU:", "2 vCPUs:", "2 / 1:"], rows)
 
+SERVER_LOADS = [("close-1", "one client, a connection per request"),
+                ("close-8", "eight clients, a connection per request"),
+                ("keep-8", "eight clients, keep-alive")]
+
+def server_table(R, mode="icount"):
+    """Per request: guest time and the server's CPU, by load and model."""
+    rows = []
+    for load, what in SERVER_LOADS:
+        base = R.fig("server", "threadlet", load, mode, unit="cpu-ns/request")
+        for m in ("threadlet", "pthread", "inline"):
+            t, c = (R.fig("server", m, load, mode, unit=u) for u in ("ns/request", "cpu-ns/request"))
+            if t is not None:
+                rows.append([what if m == "threadlet" else "", m, n1(t / 1000), n0(c),
+                             x2(c / base) if base else "-"])
+    return md(["load", "server", "µs per request", "server CPU ns per request",
+               "CPU vs threadlet"], rows) if rows else ["no run"]
+
 def render(template, R, dets):
     def tgt(bench, name):
         rs = R.sel(bench=bench, method=name, mode="icount", boot=1, unit="target")
@@ -545,6 +568,7 @@ def render(template, R, dets):
                det=lambda b: dets[b] or NO_DET,
                micro=lambda: "\n".join(micro_short(R)), micro32=lambda: "\n".join(micro_compare(R)),
                scale=lambda: "\n".join(scale_table(R)),
+               server=lambda mode="icount": "\n".join(server_table(R, mode)),
                io=lambda *a, **k: "\n".join(io_table(R, *a, **k)))
 
     def field(m):
@@ -587,6 +611,10 @@ def report(a):
         write(a.results, "scale.md", ["Two heads blocking continuously, loops per second, wall "
                                       "time, median of the boots (%s):" % R.date("scale"), ""]
               + scale_table(R))
+    if R.sel(bench="server"):
+        write(a.results, "server.md", sum(
+            (["The example server, %s (%s):" % (m, R.date("server", m)), ""] + server_table(R, m) + [""]
+             for m in ("icount", "wall") if R.sel(bench="server", mode=m)), []))
     if a.readme:
         update_readme(a, R, dets)
     for b, d in dets.items():
@@ -597,7 +625,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     i, r = (sub.add_parser(c) for c in ("ingest", "report"))
-    i.add_argument("bench", choices=["micro", "micro32", "micro32-i386", "io", "scale"])
+    i.add_argument("bench", choices=["micro", "micro32", "micro32-i386", "io", "scale", "server"])
     i.add_argument("--mode", choices=["icount", "wall"], required=True)
     i.add_argument("--boot", type=int, default=1)
     i.add_argument("--case", default="", help="io: count every case as this one")

@@ -1,6 +1,6 @@
 #!/bin/bash
 # perf-scripts/report.py on a small fixed set of guest outputs (tests/report/:
-# micro.c's, io-run.sh's with fio JSON, scale's): ingest, report, and the
+# micro.c's, io-run.sh's with fio JSON, scale's, server-guest.sh's): ingest, report, and the
 # generated files compared with tests/report/expected.txt; then a changed
 # record must change the README's figures section. One PASS or FAIL line
 # per check. UPDATE=1 rewrites expected.txt from this run instead.
@@ -19,6 +19,7 @@ ing io --mode icount --boot 1 "$D/io-icount.txt" > "$T/io.jsonl"
 ing io --mode icount --boot 2 "$D/io-icount-2.txt" >> "$T/io.jsonl"
 ing io --mode wall "$D/io-wall.txt" >> "$T/io.jsonl"
 ing scale --mode wall "$D/scale.txt" > "$T/scale.jsonl"
+ing server --mode icount "$D/server.txt" > "$T/server.jsonl"
 printf '# title\n\n<!-- figures:begin -->\n<!-- figures:end -->\n\nthe rest\n' > "$T/README.md"
 
 report() {
@@ -27,7 +28,7 @@ report() {
 }
 report
 for f in stdout micro.jsonl io.jsonl micro.md micro-determinism.txt io.md \
-	io-determinism.txt scale.md README.md; do
+	io-determinism.txt scale.md server.jsonl server.md README.md; do
 	echo "==> $f"
 	cat "$T/$f"
 done > "$T/out"

@@ -1,0 +1,41 @@
+#!/bin/sh
+# In the guest (perf-scripts/server.sh): the example server's three models
+# (user/examples/tlhttpd.c: threadlet, pthread, inline) under the same
+# loads from perf-scripts/httpload.c, each on a server of its own, with 64
+# files of 4 KiB on tmpfs (a warm page cache: the disk's latency would be
+# host time). Prints "SERVER <model> <load> <requests> <ns> <server-cpu-ns>".
+# Loads: close-1, one client, a connection per request ("Connection:
+# close"); close-8, eight such clients; keep-8, eight clients on keep-alive
+# connections.
+set -eu
+root=/tmp/www
+mkdir -p $root
+i=0
+while [ $i -lt 64 ]; do
+	dd if=/dev/zero of=$root/f$i bs=4096 count=1 2>/dev/null
+	i=$((i + 1))
+done
+ifconfig lo up
+port=8000
+for model in threadlet pthread inline; do
+	for load in close-1 close-8 keep-8; do
+		port=$((port + 1))
+		/tests/tlhttpd -m "$model" -p $port -r $root -c 16 > /tmp/srv.out &
+		pid=$!
+		while ! grep -q listening /tmp/srv.out; do sleep 0.01; done
+		case $load in
+		close-1) args="-c 1 -r 200" ;;
+		close-8) args="-c 8 -r 25" ;;
+		keep-8) args="-c 8 -r 25 -k" ;;
+		esac
+		# shellcheck disable=SC2086
+		out=$(/tests/httpload -p $port -f 64 -s 4096 $args)
+		kill -TERM $pid
+		wait $pid
+		cpu=$(sed -n 's/.* cpu-ns \([0-9]*\).*/\1/p' /tmp/srv.out)
+		# shellcheck disable=SC2086
+		set -- $out
+		echo "SERVER $model $load $2 $3 $cpu"
+		grep -a threadlets /tmp/srv.out || true
+	done
+done
