@@ -262,6 +262,23 @@ static void drop_caches(void)
 	}
 }
 
+/* Requests the server must refuse, each on a connection of its own. */
+static const struct {
+	const char *req, *what;
+	int status;
+} errors[] = {
+	{ "GET /out HTTP/1.1\r\n\r\n", "a symlink out of the root", 403 },
+	{ "GET /../secret HTTP/1.1\r\n\r\n", "/../secret", 403 },
+	{ "GET /%2e%2e/secret HTTP/1.1\r\n\r\n", "/%2e%2e/secret", 403 },
+	{ "GET /fifo HTTP/1.1\r\n\r\n", "a FIFO, without waiting for a writer", 403 },
+	{ "GET /a%00b HTTP/1.1\r\n\r\n", "an escaped NUL", 400 },
+	{ "GET /%zz HTTP/1.1\r\n\r\n", "a bad escape", 400 },
+	{ "GET f0.bin HTTP/1.1\r\n\r\n", "a target without /", 400 },
+	{ "POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nx", "POST", 405 },
+	{ "GET / HTTP/2.0\r\n\r\n", "HTTP/2.0", 505 },
+	{ "hello\r\n\r\n", "no request line", 400 },
+};
+
 /* The value after @key in the server's counters, or -1. */
 static long counter(const char *out, const char *key)
 {
@@ -342,24 +359,9 @@ int main(void)
 	close(c.fd);
 
 	/* Errors, each on a connection of its own. */
-	tl_ok(status_of("GET /out HTTP/1.1\r\n\r\n", 0) == 403,
-	      "a symlink out of the root: 403");
-	tl_ok(status_of("GET /../secret HTTP/1.1\r\n\r\n", 0) == 403,
-	      "/../secret: 403");
-	tl_ok(status_of("GET /%2e%2e/secret HTTP/1.1\r\n\r\n", 0) == 403,
-	      "/%%2e%%2e/secret: 403");
-	tl_ok(status_of("GET /fifo HTTP/1.1\r\n\r\n", 0) == 403,
-	      "a FIFO: 403, without waiting for a writer");
-	tl_ok(status_of("GET /a%00b HTTP/1.1\r\n\r\n", 0) == 400,
-	      "an escaped NUL: 400");
-	tl_ok(status_of("GET /%zz HTTP/1.1\r\n\r\n", 0) == 400,
-	      "a bad escape: 400");
-	tl_ok(status_of("GET f0.bin HTTP/1.1\r\n\r\n", 0) == 400,
-	      "a target without /: 400");
-	tl_ok(status_of("POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nx", 0) == 405,
-	      "POST: 405");
-	tl_ok(status_of("GET / HTTP/2.0\r\n\r\n", 0) == 505, "HTTP/2.0: 505");
-	tl_ok(status_of("hello\r\n\r\n", 0) == 400, "no request line: 400");
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		tl_ok(status_of(errors[i].req, 0) == errors[i].status, "%s: %d",
+		      errors[i].what, errors[i].status);
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
 	memcpy(big, "GET /", 5);
