@@ -94,7 +94,6 @@ static const char *reason(int status)
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 431: return "Request Header Fields Too Large";
-	case 501: return "Not Implemented";
 	case 505: return "HTTP Version Not Supported";
 	default: return "Internal Server Error";
 	}
