@@ -119,12 +119,20 @@ unaccount:
 static int threadlet_unregister(struct threadlet_area __user *uarea)
 {
 	struct threadlet_reg *reg = current->threadlet;
+	int pin, ret;
 
 	if (!reg || reg->uarea != uarea)
 		return -EINVAL;
 	if (READ_ONCE(reg->karea->flags) & THREADLET_ON)
 		return -EBUSY;
-	if (async_post_held(reg, true))
+	/*
+	 * The wait for ring space must not move @reg to another task: it is
+	 * freed below, as this task's. Any thread can arm the area meanwhile.
+	 */
+	pin = threadlet_pin(THREADLET_FB_CALL);
+	ret = async_post_held(reg, true);
+	threadlet_unpin(pin);
+	if (ret)
 		return -ERESTARTNOINTR;
 	current->threadlet = NULL;
 	threadlet_reg_free(reg);

@@ -249,6 +249,14 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	 * filled up meanwhile (async_park()).
 	 */
 	tsk->threadlet->cachemiss = true;
+	/*
+	 * A syslet chain that went async runs to its end in this task and
+	 * never hands off again: async_exec() holds @reg, and tells whether
+	 * it is still the head by comparing it with tsk->threadlet, which
+	 * only this task's own hand-off could change. async_exec() unpins.
+	 */
+	if (reg->syslet)
+		tsk->threadlet_pin = THREADLET_FB_CALL;
 
 	/* The head's area moved to @spare, off, as it was handed off. */
 	WRITE_ONCE(a->nr_handoffs, a->nr_handoffs + 1);
@@ -540,6 +548,7 @@ SYSCALL_DEFINE2(async_thread, void __user *, event,
 	struct async_head *head;
 	struct threadlet_area *a;
 	long ret;
+	int pin;
 
 	if (!reg)
 		return -EINVAL;
@@ -554,12 +563,20 @@ SYSCALL_DEFINE2(async_thread, void __user *, event,
 	 */
 	if (thread_group_leader(current))
 		return -EINVAL;
+	/*
+	 * Up to the park, the waits for ring space keep this identity on
+	 * this task, whatever another thread writes in the area meanwhile:
+	 * the held completion is @reg's and the checks above were of it.
+	 */
+	pin = threadlet_pin(THREADLET_FB_CALL);
 	/* Nothing happened yet: after the handler, the call starts again. */
+	ret = -ERESTARTNOINTR;
 	if (async_post_held(reg, true))
-		return -ERESTARTNOINTR;
+		goto unpin;
+	ret = -EINVAL;
 	head = async_head_get(ahu);
 	if (!head)
-		return -EINVAL;
+		goto unpin;
 	if (event) {
 		ret = async_post(head, (unsigned long)event, true, &next);
 		if (ret == -EINTR)
@@ -567,8 +584,13 @@ SYSCALL_DEFINE2(async_thread, void __user *, event,
 		if (ret)
 			goto out;
 	}
+	threadlet_unpin(pin);
 	ret = async_park(head, next);
+	async_head_put(head);
+	return ret;
 out:
 	async_head_put(head);
+unpin:
+	threadlet_unpin(pin);
 	return ret;
 }

@@ -469,6 +469,7 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 	struct threadlet_area *ka;
 	long ret;
 	u64 final;
+	int pin;
 
 	if (!reg)
 		return -EINVAL;
@@ -490,6 +491,8 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 	reg->syslet = true;
 	/* As threadlet_on(): a THREADLET_SIGNAL still set is stale. */
 	WRITE_ONCE(ka->flags, THREADLET_ON);
+	/* A hand-off pins the rest of the call to this task (pool.c). */
+	pin = current->threadlet_pin;
 	final = syslet_run_chain((unsigned long)uatom, &a, reg);
 
 	if (current->threadlet == reg) {
@@ -506,10 +509,10 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 		 * the head was unregistered meanwhile (nothing is posted).
 		 */
 		head = async_head_get(ahu);
-		if (!head)
-			return async_go_home(0);
-		if (!(a.flags & SYSLET_NO_COMPLETE) &&
-		    async_post(head, final, true, &next) == -EINTR) {
+		if (!head) {
+			ret = async_go_home(0);
+		} else if (!(a.flags & SYSLET_NO_COMPLETE) &&
+			   async_post(head, final, true, &next) == -EINTR) {
 			/*
 			 * The ring is full and a signal came: this thread has
 			 * no frame but its identity's home to take it at. Hold
@@ -519,10 +522,12 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 			reg = current->threadlet;
 			reg->held_head = head;
 			reg->held_event = final;
-			return async_go_home(-EINTR);
+			ret = async_go_home(-EINTR);
+		} else {
+			ret = async_park(head, next);
+			async_head_put(head);
 		}
-		ret = async_park(head, next);
-		async_head_put(head);
+		threadlet_unpin(pin);
 	}
 	return ret;
 }

@@ -89,7 +89,8 @@ struct threadlet_area {
 	X(NAMESPACES,	"namespaces",	"... in namespaces or cgroup")	\
 	X(SCHED,	"sched",	"... in policy, nice, affinity, ioprio") \
 	X(TASK,		"task",		"... prctl flags, CPU timers, rseq cs, ...") \
-	X(PARKED,	"parked",	"a parked cache-miss thread's own sleep"))
+	X(PARKED,	"parked",	"a parked cache-miss thread's own sleep") \
+	X(CALL,		"call",		"a wait inside a threadlet system call"))
 #define __THREADLET_FB_LIST(...)	__VA_ARGS__
 
 #define __THREADLET_FB_ENUM(name, str, desc)	THREADLET_FB_##name,
