@@ -54,6 +54,7 @@ static void threadlet_unaccount_page(struct threadlet_reg *reg)
 
 static void threadlet_reg_free(struct threadlet_reg *reg)
 {
+	async_grow_done(reg);
 	if (reg->held_head)
 		async_head_put(reg->held_head);
 	if (reg->head)

@@ -43,8 +43,11 @@ struct threadlet_reg {
 	 * max_threads (async_park()). Cleared when it parks.
 	 */
 	bool				cachemiss;
-	/* Went home with ASYNC_GROW: its next park ends head->grow_busy. */
-	bool				grower;
+	/*
+	 * Went home with ASYNC_GROW from this head (referenced): its next
+	 * park, on any head, or its end ends that head's grow_busy.
+	 */
+	struct async_head		*grow_head;
 	/*
 	 * A syslet completion this identity owes @held_head (referenced):
 	 * a signal came while its completer waited for ring space, and the
@@ -167,6 +170,7 @@ int async_post_held(struct threadlet_reg *reg, bool wait);
 int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg);
 long async_park(struct async_head *head, struct task_struct *next);
 long async_go_home(long ret);
+void async_grow_done(struct threadlet_reg *reg);
 
 /* identity.c */
 int threadlet_check_identity(struct task_struct *head,

@@ -376,6 +376,32 @@ long async_go_home(long ret)
 	return ret;
 }
 
+/*
+ * An identity sent home with ASYNC_GROW holds @head's grow_busy until it
+ * parks again or ends (async_grow_done()), whichever head it parks on: a
+ * grower that parks elsewhere, or exits, must not stop @head from ever
+ * growing again. Only the task that has the identity touches grow_head;
+ * the head's lock orders grow_busy.
+ */
+static void async_grow_start(struct threadlet_reg *reg, struct async_head *head)
+{
+	refcount_inc(&head->refs);
+	reg->grow_head = head;
+}
+
+void async_grow_done(struct threadlet_reg *reg)
+{
+	struct async_head *head = reg->grow_head;
+
+	if (!head)
+		return;
+	reg->grow_head = NULL;
+	raw_spin_lock(&head->lock);
+	head->grow_busy = false;
+	raw_spin_unlock(&head->lock);
+	async_head_put(head);
+}
+
 /* A successor from async_post() that this thread does not sleep for. */
 static void async_wake_next(struct task_struct *next)
 {
@@ -415,11 +441,8 @@ long async_park(struct async_head *head, struct task_struct *next)
 
 	/* What a claimer reads from this thread, saved before it can claim. */
 	arch_threadlet_park();
+	async_grow_done(reg);
 	raw_spin_lock(&head->lock);
-	if (reg->grower) {
-		reg->grower = false;
-		head->grow_busy = false;
-	}
 	if (head->dead ||
 	    (!member && head->nr_parked >= head->max_threads)) {
 		raw_spin_unlock(&head->lock);
@@ -432,7 +455,7 @@ long async_park(struct async_head *head, struct task_struct *next)
 		head->grow_busy = true;
 		raw_spin_unlock(&head->lock);
 		async_wake_next(next);
-		reg->grower = true;
+		async_grow_start(reg, head);
 		return async_go_home(ASYNC_GROW);
 	}
 	reg->cachemiss = false;
@@ -519,7 +542,7 @@ long async_park(struct async_head *head, struct task_struct *next)
 	case ASYNC_SHUTDOWN:
 		return async_go_home(0);
 	case ASYNC_GROW_HOME:
-		reg->grower = true;
+		async_grow_start(reg, head);
 		return async_go_home(ASYNC_GROW);
 	case ASYNC_IDLE:
 		return async_go_home(-ETIMEDOUT);
