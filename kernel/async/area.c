@@ -300,6 +300,9 @@ void threadlet_exit(struct task_struct *tsk)
 /*
  * The area, and the ring of any held completion, live in the old mm: a new
  * program must register its own, and the completion is lost with the ring.
+ * Called by begin_new_exec() right after exec_mmap(), so that an exec that
+ * fails after that point exits with no area: threadlet_exit() never posts
+ * into the new program's memory.
  */
 void threadlet_execve(struct task_struct *tsk)
 {
