@@ -474,25 +474,34 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 	if (!reg)
 		return -EINVAL;
 	ka = reg->karea;
+	/*
+	 * Until the area is armed below, a sleep (a fault on the first
+	 * atom) stays with this task, whatever another thread writes in
+	 * the area: @reg and @ka must still be this task's when it is. From
+	 * then on a hand-off pins the rest of the call itself (pool.c).
+	 */
+	pin = threadlet_pin(THREADLET_FB_CALL);
+	ret = -EBUSY;
 	if (READ_ONCE(ka->flags) & THREADLET_ON)
-		return -EBUSY;
+		goto unpin;
+	ret = -EFAULT;
 	if (copy_from_user(&a, uatom, sizeof(a)))
-		return -EFAULT;
+		goto unpin;
 	/*
 	 * No reference is held across the chain: an atom may end the task
 	 * (a seccomp kill, strict mode) without returning here. The hook
 	 * finds the head by the area's ahu; the end of the chain looks it
 	 * up again.
 	 */
+	ret = -EINVAL;
 	if (!async_head_known(ahu))
-		return -EINVAL;
+		goto unpin;
 
 	WRITE_ONCE(ka->ahu, (unsigned long)ahu);
 	reg->syslet = true;
 	/* As threadlet_on(): a THREADLET_SIGNAL still set is stale. */
 	WRITE_ONCE(ka->flags, THREADLET_ON);
-	/* A hand-off pins the rest of the call to this task (pool.c). */
-	pin = current->threadlet_pin;
+	threadlet_unpin(pin);
 	final = syslet_run_chain((unsigned long)uatom, &a, reg);
 
 	if (current->threadlet == reg) {
@@ -527,8 +536,9 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 			ret = async_park(head, next);
 			async_head_put(head);
 		}
-		threadlet_unpin(pin);
 	}
+unpin:
+	threadlet_unpin(pin);
 	return ret;
 }
 
