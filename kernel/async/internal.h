@@ -92,8 +92,11 @@ struct async_head {
 
 	/* parked, nr_parked, dead, grow_*; dead is also set under post_lock */
 	raw_spinlock_t			lock;
-	/* A stack: the last thread to park is the first claimed. */
-	struct hlist_head		parked;
+	/*
+	 * A stack: the last thread to park is the first claimed. A thread
+	 * a claim refused (it differs from the head) goes to the bottom.
+	 */
+	struct list_head		parked;
 	u32				nr_parked;
 	bool				dead;
 	/*
@@ -135,7 +138,7 @@ enum async_park_state {
 };
 
 struct async_parker {
-	struct hlist_node		node;
+	struct list_head		node;
 	struct task_struct		*task;
 	int				state;
 	/* Filled by the claiming head before state becomes HANDOFF. */

@@ -94,22 +94,24 @@ static struct async_head *threadlet_reg_head(struct task_struct *tsk,
 	return head;
 }
 
-/* The first thread parked on @head other than @tsk, or NULL. */
+/* The first thread parked on @head other than @tsk and @skip, or NULL. */
 static struct async_parker *async_first_parked(struct async_head *head,
-					       struct task_struct *tsk)
+					       struct task_struct *tsk,
+					       struct task_struct *skip)
 {
 	struct async_parker *p;
 
-	hlist_for_each_entry(p, &head->parked, node)
-		if (p->task != tsk)
+	list_for_each_entry(p, &head->parked, node)
+		if (p->task != tsk && p->task != skip)
 			return p;
 	return NULL;
 }
 
 /*
- * Takes the first thread parked on @head other than @tsk; NULL if there is
- * none. A parked thread never hands itself off (it is pinned, see
- * async_park()), so @tsk is only ever skipped defensively.
+ * Takes the first thread parked on @head other than @tsk and @skip (a
+ * thread just refused); NULL if there is none. A parked thread never hands
+ * itself off (it is pinned, see async_park()), so @tsk is only ever
+ * skipped defensively.
  *
  * An elastic pool (low_watermark) left with fewer parked threads than
  * that sends one more of them home to start threads (ASYNC_GROW): it is
@@ -119,6 +121,7 @@ static struct async_parker *async_first_parked(struct async_head *head,
  */
 static struct async_parker *async_claim(struct async_head *head,
 					struct task_struct *tsk,
+					struct task_struct *skip,
 					struct task_struct **grower)
 {
 	struct async_parker *p = NULL, *g;
@@ -126,20 +129,20 @@ static struct async_parker *async_claim(struct async_head *head,
 	raw_spin_lock(&head->lock);
 	if (head->dead)
 		goto out;
-	p = async_first_parked(head, tsk);
+	p = async_first_parked(head, tsk, skip);
 	if (p) {
-		hlist_del_init(&p->node);
+		list_del_init(&p->node);
 		head->nr_parked--;
 		WRITE_ONCE(p->state, ASYNC_CLAIMED);
 	}
 	if (head->nr_parked >= head->low_watermark || head->grow_busy)
 		goto out;
-	g = async_first_parked(head, tsk);
+	g = async_first_parked(head, tsk, NULL);
 	if (!g) {
 		head->grow_pending = true;
 		goto out;
 	}
-	hlist_del_init(&g->node);
+	list_del_init(&g->node);
 	head->nr_parked--;
 	head->grow_busy = true;
 	*grower = g->task;
@@ -150,13 +153,19 @@ out:
 	return p;
 }
 
-/* Gives a claimed thread back, or lets it go if its head died meanwhile. */
+/*
+ * Gives a claimed thread back, or lets it go if its head died meanwhile.
+ * It goes to the bottom of the stack: it was refused, and on top it would
+ * be the next claim's first choice again, so that one thread that differs
+ * from the heads (traced, another nice or affinity) would keep every
+ * hand-off from the threads parked below it.
+ */
 static void async_unclaim(struct async_head *head, struct async_parker *p,
 			  int state)
 {
 	raw_spin_lock(&head->lock);
 	if (state == ASYNC_PARKED && !head->dead) {
-		hlist_add_head(&p->node, &head->parked);
+		list_add_tail(&p->node, &head->parked);
 		head->nr_parked++;
 		WRITE_ONCE(p->state, ASYNC_PARKED);
 	} else {
@@ -191,7 +200,7 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	struct async_head *head;
 	struct async_parker *p;
 	bool direct;
-	int ret;
+	int ret, tries;
 
 	ret = threadlet_check_head(tsk, sleeping);
 	if (ret)
@@ -205,22 +214,31 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 		rcu_read_unlock();
 		return THREADLET_FB_NO_HEAD;
 	}
-	p = async_claim(head, tsk, &grower);
-	if (grower)
-		wake_up_process(grower);
-	if (!p) {
-		rcu_read_unlock();
-		return THREADLET_FB_NO_SPARE;
-	}
-	spare = p->task;
-
-	ret = arch_threadlet_check(tsk, spare);
-	if (!ret)
-		ret = threadlet_check_identity(tsk, spare, &p->rseq_cpu);
-	if (ret) {
+	/*
+	 * A spare the checks refuse is given back and one other is tried:
+	 * the pool's threads may differ among themselves (one traced, one
+	 * that changed its nice), and two checks bound the hook's work.
+	 */
+	for (tries = 0, spare = NULL;; tries++) {
+		p = async_claim(head, tsk, spare, &grower);
+		if (grower)
+			wake_up_process(grower);
+		grower = NULL;
+		if (!p) {
+			rcu_read_unlock();
+			return tries ? ret : THREADLET_FB_NO_SPARE;
+		}
+		spare = p->task;
+		ret = arch_threadlet_check(tsk, spare);
+		if (!ret)
+			ret = threadlet_check_identity(tsk, spare, &p->rseq_cpu);
+		if (!ret)
+			break;
 		async_unclaim(head, p, ASYNC_PARKED);
-		rcu_read_unlock();
-		return ret;
+		if (tries) {
+			rcu_read_unlock();
+			return ret;
+		}
 	}
 	/*
 	 * Disarm the head's area before it moves to @spare. The spare may
@@ -459,7 +477,7 @@ long async_park(struct async_head *head, struct task_struct *next)
 		return async_go_home(ASYNC_GROW);
 	}
 	reg->cachemiss = false;
-	hlist_add_head(&p.node, &head->parked);
+	list_add(&p.node, &head->parked);
 	head->nr_parked++;
 	raw_spin_unlock(&head->lock);
 	trace_threadlet_park(current, head->nr_parked);
@@ -476,7 +494,7 @@ long async_park(struct async_head *head, struct task_struct *next)
 		if (state == ASYNC_PARKED && (signal_pending(current) || !left)) {
 			raw_spin_lock(&head->lock);
 			if (READ_ONCE(p.state) == ASYNC_PARKED) {
-				hlist_del_init(&p.node);
+				list_del_init(&p.node);
 				head->nr_parked--;
 				p.state = left ? ASYNC_ABORTED : ASYNC_IDLE;
 			}
