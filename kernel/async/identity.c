@@ -414,6 +414,31 @@ static void threadlet_adopt_children(struct list_head *list,
 	}
 }
 
+/*
+ * Moving children re-parents every thread of every child process under
+ * tasklist_lock for writing, with interrupts off, and a program may have
+ * as many children as RLIMIT_NPROC allows, reaped or not: past this many
+ * threads in all, a hand-off would stall the whole system's fork, exit and
+ * wait, each time. Such a head sleeps in place (THREADLET_FB_TASK). The
+ * count stops at the limit, so the test costs no more than a walk that
+ * is allowed. Caller holds tasklist_lock.
+ */
+#define THREADLET_MAX_CHILD_THREADS	256
+
+static bool threadlet_children_few(struct task_struct *a,
+				   struct task_struct *b)
+{
+	struct task_struct *parents[2] = { a, b }, *child, *t;
+	unsigned int n = 0, i;
+
+	for (i = 0; i < ARRAY_SIZE(parents); i++)
+		list_for_each_entry(child, &parents[i]->children, sibling)
+			for_each_thread(child, t)
+				if (++n > THREADLET_MAX_CHILD_THREADS)
+					return false;
+	return true;
+}
+
 static void swap_lists(struct list_head *a, struct list_head *b)
 {
 	LIST_HEAD(tmp);
@@ -564,6 +589,8 @@ int threadlet_swap_identity(struct task_struct *head,
 		 spare->posix_cputimers.timers_active)
 		ret = THREADLET_FB_TASK;
 #endif
+	else if (global && !threadlet_children_few(head, spare))
+		ret = THREADLET_FB_TASK;
 	if (ret)
 		goto out;
 
