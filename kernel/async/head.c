@@ -146,11 +146,12 @@ bool async_head_known(struct async_head_user __user *ahu)
  */
 static void async_head_kill(struct async_head *head)
 {
-	struct async_parker *p, *tmp;
+	struct async_parker *p;
+	struct hlist_node *tmp;
 
 	raw_spin_lock(&head->lock);
 	WRITE_ONCE(head->dead, true);
-	list_for_each_entry_safe(p, tmp, &head->parked, node) {
+	hlist_for_each_entry_safe(p, tmp, &head->parked, node) {
 		/*
 		 * @p lives on the parker's stack, which it may leave as soon
 		 * as it sees the new state: read the task first. head->lock
@@ -159,7 +160,7 @@ static void async_head_kill(struct async_head *head)
 		 */
 		struct task_struct *task = p->task;
 
-		list_del_init(&p->node);
+		hlist_del_init(&p->node);
 		head->nr_parked--;
 		/* Pairs with async_park()'s acquire: the parker may go. */
 		smp_store_release(&p->state, ASYNC_SHUTDOWN);
@@ -231,7 +232,7 @@ static struct async_head *async_head_alloc(struct async_head_user *k,
 	head->low_watermark = k->low_watermark;
 	head->idle = msecs_to_jiffies(k->idle_timeout_ms);
 	raw_spin_lock_init(&head->lock);
-	INIT_LIST_HEAD(&head->parked);
+	INIT_HLIST_HEAD(&head->parked);
 	mutex_init(&head->post_lock);
 	init_waitqueue_head(&head->wait);
 	return head;

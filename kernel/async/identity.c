@@ -421,7 +421,8 @@ static void threadlet_adopt_children(struct list_head *list,
  * threads in all, a hand-off would stall the whole system's fork, exit and
  * wait, each time. Such a head sleeps in place (THREADLET_FB_TASK). The
  * count stops at the limit, so the test costs no more than a walk that
- * is allowed. Caller holds tasklist_lock.
+ * is allowed; with no children at all (a main-thread head's common case)
+ * it is two list tests. Caller holds tasklist_lock.
  */
 #define THREADLET_MAX_CHILD_THREADS	256
 
@@ -431,6 +432,8 @@ static bool threadlet_children_few(struct task_struct *a,
 	struct task_struct *parents[2] = { a, b }, *child, *t;
 	unsigned int n = 0, i;
 
+	if (list_empty(&a->children) && list_empty(&b->children))
+		return true;
 	for (i = 0; i < ARRAY_SIZE(parents); i++)
 		list_for_each_entry(child, &parents[i]->children, sibling)
 			for_each_thread(child, t)

@@ -96,7 +96,7 @@ struct async_head {
 	 * A stack: the last thread to park is the first claimed. A thread
 	 * a claim refused (it differs from the head) goes to the bottom.
 	 */
-	struct list_head		parked;
+	struct hlist_head		parked;
 	u32				nr_parked;
 	bool				dead;
 	/*
@@ -138,7 +138,7 @@ enum async_park_state {
 };
 
 struct async_parker {
-	struct list_head		node;
+	struct hlist_node		node;
 	struct task_struct		*task;
 	int				state;
 	/* Filled by the claiming head before state becomes HANDOFF. */

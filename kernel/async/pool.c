@@ -101,7 +101,7 @@ static struct async_parker *async_first_parked(struct async_head *head,
 {
 	struct async_parker *p;
 
-	list_for_each_entry(p, &head->parked, node)
+	hlist_for_each_entry(p, &head->parked, node)
 		if (p->task != tsk && p->task != skip)
 			return p;
 	return NULL;
@@ -131,7 +131,7 @@ static struct async_parker *async_claim(struct async_head *head,
 		goto out;
 	p = async_first_parked(head, tsk, skip);
 	if (p) {
-		list_del_init(&p->node);
+		hlist_del_init(&p->node);
 		head->nr_parked--;
 		WRITE_ONCE(p->state, ASYNC_CLAIMED);
 	}
@@ -142,7 +142,7 @@ static struct async_parker *async_claim(struct async_head *head,
 		head->grow_pending = true;
 		goto out;
 	}
-	list_del_init(&g->node);
+	hlist_del_init(&g->node);
 	head->nr_parked--;
 	head->grow_busy = true;
 	*grower = g->task;
@@ -158,14 +158,23 @@ out:
  * It goes to the bottom of the stack: it was refused, and on top it would
  * be the next claim's first choice again, so that one thread that differs
  * from the heads (traced, another nice or affinity) would keep every
- * hand-off from the threads parked below it.
+ * hand-off from the threads parked below it. Finding the bottom walks the
+ * stack (at most max_threads), on this path only: the claims and parks of
+ * the common path stay one hlist operation each.
  */
 static void async_unclaim(struct async_head *head, struct async_parker *p,
 			  int state)
 {
+	struct hlist_node *last = NULL, *n;
+
 	raw_spin_lock(&head->lock);
 	if (state == ASYNC_PARKED && !head->dead) {
-		list_add_tail(&p->node, &head->parked);
+		hlist_for_each(n, &head->parked)
+			last = n;
+		if (last)
+			hlist_add_behind(&p->node, last);
+		else
+			hlist_add_head(&p->node, &head->parked);
 		head->nr_parked++;
 		WRITE_ONCE(p->state, ASYNC_PARKED);
 	} else {
@@ -477,7 +486,7 @@ long async_park(struct async_head *head, struct task_struct *next)
 		return async_go_home(ASYNC_GROW);
 	}
 	reg->cachemiss = false;
-	list_add(&p.node, &head->parked);
+	hlist_add_head(&p.node, &head->parked);
 	head->nr_parked++;
 	raw_spin_unlock(&head->lock);
 	trace_threadlet_park(current, head->nr_parked);
@@ -494,7 +503,7 @@ long async_park(struct async_head *head, struct task_struct *next)
 		if (state == ASYNC_PARKED && (signal_pending(current) || !left)) {
 			raw_spin_lock(&head->lock);
 			if (READ_ONCE(p.state) == ASYNC_PARKED) {
-				list_del_init(&p.node);
+				hlist_del_init(&p.node);
 				head->nr_parked--;
 				p.state = left ? ASYNC_ABORTED : ASYNC_IDLE;
 			}
