@@ -545,7 +545,9 @@ def scale_table(R):
 
 SERVER_LOADS = [("close-1", "one client, a connection per request"),
                 ("close-8", "eight clients, a connection per request"),
-                ("keep-8", "eight clients, keep-alive")]
+                ("keep-8", "eight clients, keep-alive"),
+                ("cold-close-8", "cold cache, eight clients, a connection per request"),
+                ("cold-keep-8", "cold cache, eight clients, keep-alive")]
 
 def server_table(R, mode="icount"):
     """Per request: guest time and the server's CPU, by load and model."""

@@ -2,7 +2,9 @@
 # The example server (user/examples/tlhttpd.c) under load
 # (perf-scripts/httpload.c, driven by server-guest.sh in the guest): its
 # threadlet, pthread-per-connection and inline models, in one -icount boot
-# (1 ns = 1 guest instruction) and one wall-clock TCG boot. Figures per
+# (1 ns = 1 guest instruction) and one wall-clock TCG boot, both with the
+# null_blk device of the -icount I/O runs (common.sh) for the cold loads.
+# Figures per
 # request: guest time from the first request to the last response, and the
 # server's CPU time (all its threads). Results in $RESULTS: server-<mode>.txt
 # (the guest's SERVER lines), server.jsonl (the records), report.py's
@@ -24,8 +26,10 @@ status=0
 : > "$RESULTS/server.jsonl"
 for mode in icount wall; do
 	opts=(--no-disk)
+	append=$NULLBLK_APPEND
 	[ "$mode" = wall ] || opts+=(--icount)
-	[ "$mode" = icount ] || opts+=(--append "$WALL_APPEND")
+	[ "$mode" = icount ] || append+=" $WALL_APPEND"
+	opts+=(--append "$append")
 	echo "  QEMU    server, $mode"
 	raw=$RESULTS/server-$mode.txt
 	if boot "server-$mode" "$IMG" "${opts[@]}" --cmd /tests/server-guest; then
