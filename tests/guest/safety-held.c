@@ -55,6 +55,17 @@ static void on_usr1(int sig)
 	(void)sig;
 }
 
+/* Unregisters S0's identity's area, recording the result. */
+static void unregister_s0(void)
+{
+	long r = syscall(__NR_threadlet_register, &area_s0, sizeof(area_s0),
+			 THREADLET_UNREGISTER);
+
+	unreg_errno = r ? errno : 0;
+	unreg_ret = r;
+	__atomic_store_n(&unreg_done, 1, __ATOMIC_RELEASE);
+}
+
 /*
  * The frame S1 would resume at, as S0's identity. It unregisters that
  * identity's area, as a program might (the second case's double post),
@@ -62,16 +73,9 @@ static void on_usr1(int sig)
  */
 static void __attribute__((noreturn, used)) s1_resume(void)
 {
-	long r = 0;
-
 	__atomic_store_n(&s1_resumed, 1, __ATOMIC_RELEASE);
-	if (call == ASYNC_THREAD) {
-		r = syscall(__NR_threadlet_register, &area_s0, sizeof(area_s0),
-			    THREADLET_UNREGISTER);
-		unreg_errno = r ? errno : 0;
-		unreg_ret = r;
-		__atomic_store_n(&unreg_done, 1, __ATOMIC_RELEASE);
-	}
+	if (call == ASYNC_THREAD)
+		unregister_s0();
 	usleep(20000);			/* the hook reads this task's area */
 	__atomic_store_n(&s1_alive, 1, __ATOMIC_RELEASE);
 	for (;;)
@@ -97,16 +101,10 @@ static void *s0_main(void *arg)
 	__atomic_store_n(&held_home, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&ahu.flags, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&in_call, 1, __ATOMIC_RELEASE);
-	if (call == UNREGISTER) {
-		r = syscall(__NR_threadlet_register, &area_s0, sizeof(area_s0),
-			    THREADLET_UNREGISTER);
-		unreg_errno = r ? errno : 0;
-		unreg_ret = r;
-		__atomic_store_n(&unreg_done, 1, __ATOMIC_RELEASE);
-	} else {
-		/* Park again: async_thread() posts the held completion first. */
+	if (call == UNREGISTER)
+		unregister_s0();
+	else	/* park again: async_thread() posts the held completion first */
 		sf_park_home(&area_s0, NULL, &ahu);
-	}
 	for (;;)		/* never return: this stack is S0's, the TLS not */
 		usleep(100000);
 }
