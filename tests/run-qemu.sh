@@ -109,6 +109,7 @@ if [ "$kvm" = 1 ]; then
 else
 	qemu+=(-accel tcg -cpu "${QEMU_CPU:-max}")
 fi
+# shellcheck disable=SC2054 # QEMU's options take commas
 [ "$icount" = 0 ] ||
 	qemu+=(-icount shift=0,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm -seed 1)
 
@@ -119,13 +120,39 @@ fi
 mkdir -p "$B/logs"
 [ -n "$log" ] || log=$B/logs/$name.log
 start=$(date +%s)
-timeout --foreground -k 5 "$timeout" "${qemu[@]}" < /dev/null > "$log" 2>&1
+# A guest that hangs may spin with interrupts off and print nothing: at the
+# timeout, QEMU's monitor says where each vCPU is (tests/hang-dump.py)
+# before QEMU is stopped, and that goes to the end of the log.
+mon=$B/logs/$name.mon
+rm -f "$mon" "$log.hang"
+"${qemu[@]}" -monitor "unix:$mon,server=on,wait=off" < /dev/null > "$log" 2>&1 &
+qpid=$!
+(
+	for ((i = 0; i < timeout; i++)); do
+		sleep 1
+		kill -0 "$qpid" 2> /dev/null || exit 0
+	done
+	python3 "$(dirname "$0")/hang-dump.py" "$mon" \
+		"${KERNEL%/arch/x86/boot/bzImage}/System.map" > "$log.hang" 2>&1
+	kill "$qpid" 2> /dev/null
+	sleep 5
+	kill -9 "$qpid" 2> /dev/null
+) &
+wpid=$!
+wait "$qpid"
 qrc=$?
+wait "$wpid"
+rm -f "$mon"
 secs=$(( $(date +%s) - start ))
 tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
 
 verdict=0
 reason=""
+if [ -f "$log.hang" ]; then
+	cat "$log.hang" >> "$log"
+	rm -f "$log.hang"
+	qrc=124
+fi
 if [ $qrc = 124 ] || [ $qrc = 137 ]; then
 	verdict=3 reason="timeout: guest still running after ${timeout}s"
 elif ! grep -q '^TL-GUEST-DONE' "$log"; then
