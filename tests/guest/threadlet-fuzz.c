@@ -586,6 +586,8 @@ struct chain {
 	int state, head, checked, linear, nat, loop_at;
 	int tid;
 	int popped_at;			/* atom index of the event the consumer popped */
+	unsigned int gen;		/* chain_alloc()'s count when taken: tells uses apart */
+	int hostile, rawhead;
 };
 
 enum {
@@ -958,6 +960,8 @@ static struct token *tok_alloc(struct rng *r)
 	return NULL;
 }
 
+static unsigned int g_chain_gen;
+
 static struct chain *chain_alloc(struct rng *r)
 {
 	for (int i = 0; i < 48; i++) {
@@ -965,8 +969,10 @@ static struct chain *chain_alloc(struct rng *r)
 		int exp = T_FREE;
 
 		if (__atomic_compare_exchange_n(&c->state, &exp, T_ISSUED, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			c->gen = __atomic_add_fetch(&g_chain_gen, 1, __ATOMIC_RELAXED);
 			return c;
+		}
 	}
 	return NULL;
 }
@@ -1715,6 +1721,8 @@ static int pick_atom(struct rng *r, int hostile, int random_ok)
 	return A_GETPID;
 }
 
+static int in_chain(u64 p, struct chain **cp, int *idx);
+
 /*
  * Builds a chain in @c. Tame chains are linear or have one counted loop;
  * hostile ones get random flags, bad pointers, jumps into junk, and (on raw
@@ -1813,6 +1821,16 @@ static void chain_build(struct chain *c, struct rng *r, struct thr *t, int hosti
 			a->flags |= SYSLET_NEXT_QUEUE;
 			a->next = chance(r, 10) ? bad_ptr(r, 4) : (u64)(uintptr_t)&c->q;
 		}
+		/*
+		 * A random flags word may name a queue at the next atom: read
+		 * as one, an atom's ret_ptr (into c->ret) is the entries and
+		 * its flags the head, and entries[head] lies in another chain,
+		 * whose atoms the kernel then rightly runs (seed 24, round 8).
+		 * Queues in our chains are c->q only.
+		 */
+		if ((a->flags & SYSLET_NEXT_QUEUE) && a->next != (u64)(uintptr_t)&c->q &&
+		    in_chain(a->next, &(struct chain *){ NULL }, &(int){ 0 }))
+			a->flags &= ~SYSLET_NEXT_QUEUE;
 	}
 	/* At most four takes: a queue of the chain's atoms adds no endless loop. */
 	c->q = (struct syslet_queue){ .head = (uint32_t)below(r, 3), .nr = (uint32_t)below(r, 5),
@@ -1928,6 +1946,8 @@ static void op_syslet(struct thr *t, int hostile)
 	chain_build(c, r, t, hostile, rawhead);
 	c->head = h;
 	c->tid = tid;
+	c->hostile = hostile;
+	c->rawhead = rawhead;
 	first = &c->at[0];
 	if (hostile && chance(r, 60))
 		first = (struct syslet_uatom *)(uintptr_t)bad_ptr(r, chance(r, 500) ? 8 : 1);
@@ -1973,7 +1993,12 @@ static void op_syslet(struct thr *t, int hostile)
 			goto done;
 		}
 		if (rc != c) {
-			violation("async_exec returned an atom of another chain");
+			violation("async_exec returned atom %d of another chain: chain %d gen %u "
+				  "(hostile %d raw %d tid %d state %d), not chain %d gen %u "
+				  "(hostile %d raw %d tid %d)", f, (int)(rc - g.ch), rc->gen,
+				  rc->hostile, rc->rawhead, rc->tid, rc->state, (int)(c - g.ch),
+				  c->gen, hostile, rawhead, c->tid);
+			rogue_detail("async_exec returned another chain's atom", t, tid, c);
 			goto done;
 		}
 	}
