@@ -388,7 +388,11 @@ int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg)
  * Sets up the return to user space at this identity's home frame. Whoever
  * calls it must not return to the frame it was called from: that stack may
  * be gone, or be the head's. A home frame that user space broke since
- * async_thread() checked it gets SIGSEGV, as a bad signal frame would.
+ * async_thread() checked it leaves the thread no frame to return to: the
+ * registers are still those of the call it parked from, for a syslet
+ * completer the head's async_exec() frame, which the head already returned
+ * from in another task. A handler that returned would run that frame
+ * twice, so the SIGSEGV is fatal, as when a signal frame cannot be built.
  */
 long async_go_home(long ret)
 {
@@ -399,7 +403,7 @@ long async_go_home(long ret)
 	if (threadlet_frame_ok(ip, sp))
 		arch_threadlet_set_frame(regs, ip, sp);
 	else
-		force_sig(SIGSEGV);
+		force_fatal_sig(SIGSEGV);
 	return ret;
 }
 
