@@ -322,11 +322,18 @@ static bool async_space_news(struct async_head *head, unsigned long gen)
 /*
  * Waits until the ring slot for the next completion is empty. @wait: a
  * signal ends the wait (-EINTR); else a full slot is -EAGAIN at once.
+ *
+ * ASYNC_HEAD_RING_WAITERS asks the consumer to call async_wait() after a
+ * pop. Only the holder of post_lock ever waits here, so the flag is its
+ * own: it clears it once its slot is free, and a consumer that pops from
+ * a ring that has space makes no system call for it. A consumer that saw
+ * the flag just before makes one call for nothing.
  */
 static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
 			       bool wait)
 {
 	struct async_head_user __user *ahu = (void __user *)head->uaddr;
+	bool flagged = false;
 	unsigned long gen;
 	u64 cur;
 
@@ -336,12 +343,13 @@ static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
 		if (get_user(cur, slot))
 			return -EFAULT;
 		if (!cur)
-			return 0;
+			return flagged && put_user(0, &ahu->flags) ? -EFAULT : 0;
 		if (!wait)
 			return -EAGAIN;
 		gen = READ_ONCE(head->space_gen);
 		if (put_user(ASYNC_HEAD_RING_WAITERS, &ahu->flags))
 			return -EFAULT;
+		flagged = true;
 		/*
 		 * async_wait() bumps space_gen; the timeout covers a consumer
 		 * that frees slots without calling it.
@@ -485,8 +493,15 @@ int async_post(struct async_head *head, u64 event, bool wait,
 		WRITE_ONCE(head->kidx, next);
 		smp_wmb();	/* the count before the index; async_wait() */
 		if (put_user(next, &ahu->kernel_ring_idx)) {
+			/*
+			 * Not published: take the event back, or every later
+			 * post would wait for this slot, which no consumer
+			 * pops (it reads only what the index shows). Should
+			 * the ring itself have gone too, the next post's wait
+			 * for the slot reports that: -EFAULT either way.
+			 */
 			WRITE_ONCE(head->kidx, next - 1);
-			ret = -EFAULT;
+			ret = put_user(0, slot) ?: -EFAULT;
 		} else {
 			smp_wmb();	/* the index before the published count */
 			WRITE_ONCE(head->published, next);
