@@ -142,7 +142,10 @@ bool async_head_known(struct async_head_user __user *ahu)
  * no completion is written into the ring and no flag into the
  * async_head_user: async_post() tests dead under post_lock, and a post
  * under way when dead was set has finished. The application may free both
- * as soon as ASYNC_UNREGISTER returns.
+ * as soon as ASYNC_UNREGISTER returns. A post can hold post_lock for as
+ * long as a fault on the ring takes (a stalled FUSE or userfaultfd page):
+ * SIGKILL ends that wait, and with it the process, which then frees
+ * nothing it could still see written.
  */
 static void async_head_kill(struct async_head *head)
 {
@@ -169,8 +172,8 @@ static void async_head_kill(struct async_head *head)
 	raw_spin_unlock(&head->lock);
 	/* Lets a poster waiting for ring space see dead and leave. */
 	wake_up_all(&head->wait);
-	mutex_lock(&head->post_lock);
-	mutex_unlock(&head->post_lock);
+	if (!mutex_lock_killable(&head->post_lock))
+		mutex_unlock(&head->post_lock);
 }
 
 static int async_unregister(struct async_head_user __user *ahu)
@@ -181,17 +184,22 @@ static int async_unregister(struct async_head_user __user *ahu)
 
 	if (!tm)
 		return -EINVAL;
-	mutex_lock(&tm->lock);
+	if (mutex_lock_killable(&tm->lock))
+		return -EINTR;
 	head = xa_load(&tm->heads, key);
 	if (!head || head->tgid != task_tgid(current)) {
 		mutex_unlock(&tm->lock);
 		return -EINVAL;
 	}
+	/*
+	 * Dead, and the last post done, before the address is free: a head
+	 * registered at @ahu again zeroes kernel_ring_idx, which a post to
+	 * this one that passed its dead test would otherwise overwrite.
+	 */
+	async_head_kill(head);
 	xa_erase(&tm->heads, key);
 	tm->nr_heads--;
 	mutex_unlock(&tm->lock);
-
-	async_head_kill(head);
 	async_head_put(head);
 	return 0;
 }
@@ -288,9 +296,13 @@ SYSCALL_DEFINE3(async_register, struct async_head_user __user *, ahu,
 	}
 	/*
 	 * Under tm->lock, so that nothing touches the user structure of a
-	 * head that is already registered: -EBUSY leaves it as it was.
+	 * head that is already registered: -EBUSY leaves it as it was. The
+	 * stores below may wait for a fault that SIGKILL alone ends.
 	 */
-	mutex_lock(&tm->lock);
+	if (mutex_lock_killable(&tm->lock)) {
+		ret = -EINTR;
+		goto fail;
+	}
 	if (xa_load(&tm->heads, async_head_key((unsigned long)ahu))) {
 		ret = -EBUSY;
 	} else if (tm->nr_heads >= ASYNC_MAX_HEADS) {
