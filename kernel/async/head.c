@@ -10,6 +10,7 @@
  * erases the entry, marks the head dead and sends its parked threads home;
  * the memory is freed after an RCU grace period once the last user leaves.
  */
+#include <linux/compat.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
@@ -611,6 +612,24 @@ static int async_wait_sleep(struct async_head *head, unsigned long idx,
 }
 
 /*
+ * A 32-bit process passes the low half of its 64-bit ring index. The
+ * index it read is at most head->kidx and less than a ring behind it, so
+ * it is the one with kidx's high half, or the one before that when the low
+ * half wrapped since: without this, after 2^32 completions every index
+ * would be 2^32 behind, and async_wait() would never sleep. One above
+ * kidx stays a bad index.
+ */
+static unsigned long async_compat_idx(struct async_head *head, u32 idx)
+{
+	u64 k = READ_ONCE(head->kidx);
+	u64 full = (k & ~(u64)U32_MAX) | idx;
+
+	if (full > k && k > U32_MAX)
+		full -= 1ULL << 32;
+	return full;
+}
+
+/*
  * async_wait - sleep until at least @min_wait_events completions are past
  * @user_ring_idx. Also lets completers waiting for ring space go on.
  * Returns the number of completions past @user_ring_idx, -EINTR on a
@@ -632,6 +651,8 @@ SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,
 	 * index the caller read from kernel_ring_idx is not above the count.
 	 */
 	smp_rmb();
+	if (in_compat_syscall())
+		user_ring_idx = async_compat_idx(head, user_ring_idx);
 	if (min_wait_events > (unsigned long)head->ring_mask + 1 ||
 	    user_ring_idx > READ_ONCE(head->kidx))
 		goto out;
