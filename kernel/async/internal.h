@@ -39,8 +39,9 @@ struct threadlet_reg {
 	struct pt_regs			*frame;
 	/*
 	 * Set by a hand-off on the identity the sleeping task takes over: it
-	 * belonged to a parked pool member, so it may park again past
-	 * max_threads (async_park()). Cleared when it parks.
+	 * belonged to a parked pool member, so it has no frame to return to
+	 * when it finds the pool full, and goes home (async_park()). Cleared
+	 * when it parks.
 	 */
 	bool				cachemiss;
 	/*
@@ -171,7 +172,7 @@ int async_post_held(struct threadlet_reg *reg, bool wait);
 
 /* pool.c */
 int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg);
-long async_park(struct async_head *head, struct task_struct *next);
+long async_park(struct async_head *head, struct task_struct *next, bool no_frame);
 long async_go_home(long ret);
 void async_grow_done(struct threadlet_reg *reg);
 

@@ -272,8 +272,8 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	}
 	/*
 	 * This task now carries the spare's identity, which was a member of
-	 * the pool: when it is done it may park again even if the pool has
-	 * filled up meanwhile (async_park()).
+	 * the pool: when it is done it parks again, or goes home if the
+	 * pool filled up meanwhile (async_park()).
 	 */
 	tsk->threadlet->cachemiss = true;
 	/*
@@ -450,17 +450,21 @@ static void async_wake_next(struct task_struct *next)
  * the caller must not leave before whoever took it off the list is done
  * with it: that is what ASYNC_CLAIMED waits for.
  *
- * A thread that a hand-off left with a pool member's identity (cachemiss)
- * always parks: it was counted in the pool before it was claimed, and it
- * cannot go back to the frame it came from. Only a new member is held to
- * max_threads, with -EBUSY before anything happened.
+ * No more than max_threads park. A new member gets -EBUSY at once, unless
+ * it has no frame to return to (@no_frame: it posted an event, and the
+ * stack it came from may be gone; or it runs a syslet chain the head
+ * returned from): then it goes home with -EBUSY, to end. So does a thread
+ * that a hand-off left with a pool member's identity (cachemiss), which
+ * cannot go back to the frame it came from: it finds the pool full only
+ * when threads started since (an elastic pool that grew while it was out)
+ * took its place.
  *
  * @next, a task async_post() did not wake (async_wake()), runs in this
  * thread's place when it first sleeps here, without a wake-up of its own
  * (threadlet_next, see __schedule()); it is woken the usual way if this
  * thread leaves without sleeping. The reference to it is consumed.
  */
-long async_park(struct async_head *head, struct task_struct *next)
+long async_park(struct async_head *head, struct task_struct *next, bool no_frame)
 {
 	struct async_parker p = {
 		.task = current, .state = ASYNC_PARKED, .rseq_cpu = -1,
@@ -474,11 +478,12 @@ long async_park(struct async_head *head, struct task_struct *next)
 	arch_threadlet_park();
 	async_grow_done(reg);
 	raw_spin_lock(&head->lock);
-	if (head->dead ||
-	    (!member && head->nr_parked >= head->max_threads)) {
+	if (head->dead || head->nr_parked >= head->max_threads) {
 		raw_spin_unlock(&head->lock);
 		async_wake_next(next);
-		return head->dead ? async_go_home(0) : -EBUSY;
+		if (head->dead)
+			return async_go_home(0);
+		return member || no_frame ? async_go_home(-EBUSY) : -EBUSY;
 	}
 	if (head->grow_pending && !head->grow_busy) {
 		/* A hand-off found the pool short and no one to send. */
@@ -639,7 +644,7 @@ SYSCALL_DEFINE2(async_thread, void __user *, event,
 			goto out;
 	}
 	threadlet_unpin(pin);
-	ret = async_park(head, next);
+	ret = async_park(head, next, !!event);
 	async_head_put(head);
 	return ret;
 out:

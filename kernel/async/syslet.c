@@ -533,7 +533,7 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 			reg->held_event = final;
 			ret = async_go_home(-EINTR);
 		} else {
-			ret = async_park(head, next);
+			ret = async_park(head, next, true);
 			async_head_put(head);
 		}
 	}

@@ -531,7 +531,8 @@ static int tl_pool_shrink(struct tl_pool *pool)
  * A pool thread: registers its area, marks its identity as a cache-miss
  * thread and parks. It comes back to tl_park_home() when the pool ends
  * (0), on a signal (-EINTR: park again), to start threads (ASYNC_GROW),
- * after its idle time (-ETIMEDOUT: end, or park again) or on an error.
+ * after its idle time (-ETIMEDOUT: end, or park again), when the pool is
+ * full without it (-EBUSY: end) or on an error.
  */
 /*
  * A pool thread's identity only ever runs the ends of threadlets that
@@ -579,10 +580,15 @@ static void *tl_pool_main(void *arg)
 	tl_pool_rseq_off();
 	for (;;) {
 		ret = tl_park_home(&__threadlet_area, ahu);
-		if (ret == ASYNC_GROW)
+		if (ret == ASYNC_GROW) {
 			tl_pool_grow(pool);
-		else if (ret == -ETIMEDOUT ? tl_pool_shrink(pool) : ret != -EINTR)
+		} else if (ret == -EBUSY) {
+			/* max_cachemiss_threads are parked without this one. */
+			__atomic_sub_fetch(&pool->nr_threads, 1, __ATOMIC_ACQ_REL);
 			break;
+		} else if (ret == -ETIMEDOUT ? tl_pool_shrink(pool) : ret != -EINTR) {
+			break;
+		}
 	}
 	__threadlet_area.lib_flags &= ~TL_LIB_CACHEMISS;
 	tl_unregister();
