@@ -372,6 +372,14 @@ int threadlet_check_identity(struct task_struct *head,
  * Makes @new the thread-group leader in place of @old, as de_thread() does
  * for exec, including the process's start time and, for the init of a pid
  * namespace, the namespace's reaper. Caller holds tasklist_lock for writing.
+ *
+ * Unlike exec, this happens while the other threads run, and the leader's
+ * alloc_lock guards the process's rlimits (task_lock_group_leader(), which
+ * reads the leader again under that lock). Caller holds @old's too: a
+ * reader of the rlimits that locked @old is done, and one that comes after
+ * finds @new. It is only tried (spin_trylock(), else the head sleeps in
+ * place): alloc_lock must not be waited for under tasklist_lock held for
+ * writing, which an interrupt's reader could then wait for in turn.
  */
 static void threadlet_move_leader(struct task_struct *old,
 				  struct task_struct *new)
@@ -594,13 +602,18 @@ int threadlet_swap_identity(struct task_struct *head,
 #endif
 	else if (global && !threadlet_children_few(head, spare))
 		ret = THREADLET_FB_TASK;
+	/* Last: nothing may fail once it is taken. See threadlet_move_leader(). */
+	else if (thread_group_leader(head) && !spin_trylock(&head->alloc_lock))
+		ret = THREADLET_FB_TASK;
 	if (ret)
 		goto out;
 
 	exchange_tids(head, spare);
 	if (global) {
-		if (thread_group_leader(head))
+		if (thread_group_leader(head)) {
 			threadlet_move_leader(head, spare);
+			task_unlock(head);
+		}
 		swap_children(head, spare);
 	}
 	swap_signals(head, spare);
