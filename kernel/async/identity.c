@@ -434,6 +434,14 @@ static void threadlet_adopt_children(struct list_head *list,
  */
 #define THREADLET_MAX_CHILD_THREADS	256
 
+/*
+ * Moving leadership writes every thread's group_leader, under the same
+ * locks: a main thread whose process has more threads than this sleeps in
+ * place (THREADLET_FB_TASK), so that a program cannot make each hand-off
+ * hold them as long as it likes.
+ */
+#define THREADLET_MAX_LEADER_THREADS	1024
+
 static bool threadlet_children_few(struct task_struct *a,
 				   struct task_struct *b)
 {
@@ -601,6 +609,9 @@ int threadlet_swap_identity(struct task_struct *head,
 		ret = THREADLET_FB_TASK;
 #endif
 	else if (global && !threadlet_children_few(head, spare))
+		ret = THREADLET_FB_TASK;
+	else if (thread_group_leader(head) &&
+		 READ_ONCE(head->signal->nr_threads) > THREADLET_MAX_LEADER_THREADS)
 		ret = THREADLET_FB_TASK;
 	/* Last: nothing may fail once it is taken. See threadlet_move_leader(). */
 	else if (thread_group_leader(head) && !spin_trylock(&head->alloc_lock))
