@@ -173,6 +173,7 @@ int async_post_held(struct threadlet_reg *reg, bool wait);
 /* pool.c */
 int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg);
 long async_park(struct async_head *head, struct task_struct *next, bool no_frame);
+bool threadlet_call_pinned(void);
 long async_go_home(long ret);
 void async_grow_done(struct threadlet_reg *reg);
 

@@ -61,6 +61,8 @@ static int threadlet_check_head(struct task_struct *tsk, bool sleeping)
 	/* Signal waits and parked threads: see threadlet_pin(). */
 	if (tsk->threadlet_pin)
 		return tsk->threadlet_pin;
+	if (threadlet_call_pinned())
+		return THREADLET_FB_CALL;
 	if (test_tsk_restore_sigmask(tsk) ||
 	    !sigisemptyset(&tsk->real_blocked))
 		return THREADLET_FB_SIGNALS;

@@ -66,6 +66,32 @@ static bool syslet_nr_forbidden_64(unsigned int nr)
 	return false;
 }
 
+/* See threadlet_call_pinned(). */
+static bool threadlet_nr_pinned_64(long nr)
+{
+	switch (nr) {
+	case __NR_seccomp:
+	case __NR_prctl:
+	case __NR_capset:
+	case __NR_setgroups:
+	case __NR_setuid:
+	case __NR_setgid:
+	case __NR_setreuid:
+	case __NR_setregid:
+	case __NR_setresuid:
+	case __NR_setresgid:
+	case __NR_setfsuid:
+	case __NR_setfsgid:
+	case __NR_setns:
+	case __NR_unshare:
+	case __NR_keyctl:
+	case __NR_personality:
+	case __NR_landlock_restrict_self:
+		return true;
+	}
+	return false;
+}
+
 static void syslet_set_args_64(struct pt_regs *regs, const unsigned long *args)
 {
 	regs->di = args[0];
@@ -85,6 +111,7 @@ static long syslet_call_64(struct pt_regs *regs, long nr)
 }
 #else
 static inline bool syslet_nr_forbidden_64(unsigned int nr) { return true; }
+static inline bool threadlet_nr_pinned_64(long nr) { return false; }
 static inline void syslet_set_args_64(struct pt_regs *regs,
 				      const unsigned long *args) { }
 static inline long syslet_call_64(struct pt_regs *regs, long nr)
@@ -126,6 +153,41 @@ static bool syslet_nr_forbidden_32(unsigned int nr)
 	return false;
 }
 
+/* See threadlet_call_pinned(). */
+static bool threadlet_nr_pinned_32(long nr)
+{
+	switch (nr) {
+	case SYSLET_NR32(seccomp):
+	case SYSLET_NR32(prctl):
+	case SYSLET_NR32(capset):
+	case SYSLET_NR32(setgroups):
+	case SYSLET_NR32(setgroups32):
+	case SYSLET_NR32(setuid):
+	case SYSLET_NR32(setuid32):
+	case SYSLET_NR32(setgid):
+	case SYSLET_NR32(setgid32):
+	case SYSLET_NR32(setreuid):
+	case SYSLET_NR32(setreuid32):
+	case SYSLET_NR32(setregid):
+	case SYSLET_NR32(setregid32):
+	case SYSLET_NR32(setresuid):
+	case SYSLET_NR32(setresuid32):
+	case SYSLET_NR32(setresgid):
+	case SYSLET_NR32(setresgid32):
+	case SYSLET_NR32(setfsuid):
+	case SYSLET_NR32(setfsuid32):
+	case SYSLET_NR32(setfsgid):
+	case SYSLET_NR32(setfsgid32):
+	case SYSLET_NR32(setns):
+	case SYSLET_NR32(unshare):
+	case SYSLET_NR32(keyctl):
+	case SYSLET_NR32(personality):
+	case SYSLET_NR32(landlock_restrict_self):
+		return true;
+	}
+	return false;
+}
+
 static void syslet_set_args_32(struct pt_regs *regs, const unsigned long *args)
 {
 	regs->bx = (u32)args[0];
@@ -150,6 +212,7 @@ static long syslet_call_32(struct pt_regs *regs, long nr)
 }
 #else
 static inline bool syslet_nr_forbidden_32(unsigned int nr) { return true; }
+static inline bool threadlet_nr_pinned_32(long nr) { return false; }
 static inline void syslet_set_args_32(struct pt_regs *regs,
 				      const unsigned long *args) { }
 static inline long syslet_call_32(struct pt_regs *regs, long nr)
@@ -166,6 +229,29 @@ static inline unsigned int syslet_nr_calls(bool ia32)
 static bool syslet_forbidden(unsigned int nr, bool ia32)
 {
 	return ia32 ? syslet_nr_forbidden_32(nr) : syslet_nr_forbidden_64(nr);
+}
+
+/*
+ * Whether current, about to sleep, is inside a system call that changes
+ * its own sandbox or credentials: seccomp filters, no_new_privs and the
+ * other prctl() settings, capabilities, groups and ids, namespaces, the
+ * session keyring, the personality, a Landlock domain. Such a call may
+ * sleep before it commits (seccomp() copies its filter from user memory,
+ * setns() waits for a lock); handed off there, it would commit to this
+ * task after it took a pool thread's identity, and return success to the
+ * head, which never got what it asked for. So it sleeps in place
+ * (THREADLET_FB_CALL). The number is the frame's: a syslet atom's while
+ * it runs, in the ABI of the call that started it; -1 at a fault taken
+ * in user space.
+ */
+bool threadlet_call_pinned(void)
+{
+	long nr = syscall_get_nr(current, task_pt_regs(current));
+
+	if (nr < 0)
+		return false;
+	return in_ia32_syscall() ? threadlet_nr_pinned_32(nr) :
+				   threadlet_nr_pinned_64(nr);
 }
 
 static void syslet_set_args(struct pt_regs *regs, const unsigned long *args,

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A system call that changes its caller's own sandbox or credentials and
+ * sleeps on its way. seccomp(SET_MODE_FILTER) copies the filter from user
+ * memory: a filter in a file page that is not in the page cache makes
+ * that copy sleep on the disk, inside a threadlet. Handed off there, the
+ * call would go on in the task that now carries a pool thread's identity
+ * and attach the filter to it: seccomp() returns 0 to the head, which is
+ * not filtered, and a pool thread is. Such calls sleep in place
+ * (THREADLET_FB_CALL), as do capset(), setgroups(), the set*id() calls,
+ * setns(), unshare(), prctl(), keyctl(), personality() and
+ * landlock_restrict_self().
+ *
+ * Expected: seccomp() returns 0, the head is filtered (PR_GET_SECCOMP),
+ * and the sleep in it fell back with FB_CALL.
+ */
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include "safety.h"
+
+static struct async_head_user ahu;
+static struct sock_fprog prog;
+static volatile long rc = 1;
+
+static long install_fn(void *data)
+{
+	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+	return complete_threadlet_fn(data, &ahu);
+}
+
+/* A filter of one "allow" in a file page that is not in the page cache. */
+static int filter_on_disk(const char *path)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0)
+		return -1;
+	for (int i = 0; i < 512; i++)
+		if (write(fd, &allow, sizeof(allow)) != sizeof(allow))
+			break;
+	fsync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	tl_drop_caches();
+	prog.len = 1;
+	prog.filter = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (prog.filter == MAP_FAILED)
+		return -1;
+	madvise(prog.filter, 4096, MADV_PAGEOUT);
+	return 0;
+}
+
+struct result {
+	int skip, slept, in_place, filtered;
+	long rc;
+	unsigned int last_fallback;
+};
+
+static struct result *res;
+
+/* One try in a process of its own: a filter installed stays. */
+static void run(void *arg)
+{
+	unsigned long stack = threadlet_stack_alloc(64 << 10);
+	unsigned long long fb0;
+	char path[64];
+	long ret;
+	int ev;
+
+	snprintf(path, sizeof(path), "/mnt/disk/tl-seccomp.%d", getpid());
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || threadlet_err(stack) ||
+	    async_head_init(&ahu, 16, 2) || filter_on_disk(path)) {
+		res->skip = 1;
+		return;
+	}
+	fb0 = __threadlet_area.nr_fallbacks;
+	ret = threadlet_exec(install_fn, &ev, stack, &ahu);
+	if (ret == 0)
+		sf_wait_event(&ahu, 10000);
+	res->slept = ret == 0 || __threadlet_area.nr_fallbacks > fb0;
+	res->in_place = ret != 0;
+	res->last_fallback = __threadlet_area.last_fallback;
+	res->rc = rc;
+	res->filtered = prctl(PR_GET_SECCOMP) == 2;
+	tl_diag("try %d: threadlet_exec %ld; fallbacks %llu -> %llu, last %u",
+		*(int *)arg, ret, fb0, (unsigned long long)__threadlet_area.nr_fallbacks,
+		res->last_fallback);
+	async_head_exit(&ahu);
+	unlink(path);
+}
+
+int main(void)
+{
+	int status = 0, i;
+
+	sf_init();
+	res = sf_shared(sizeof(*res));
+	/* The page cache may keep the page anyway: up to 8 tries. */
+	for (i = 0; i < 8; i++) {
+		memset(res, 0, sizeof(*res));
+		status = sf_child(run, &i, 60);
+		if (res->skip || res->slept || !sf_exited0(status))
+			break;
+	}
+	if (res->skip) {
+		sf_skip("no /mnt/disk");
+		return tl_exit();
+	}
+	sf_ok(sf_exited0(status), "a seccomp filter copied from a page on disk: child %s",
+	      sf_status_str(status));
+	sf_ok(res->slept, "the copy slept in %d tries", i + 1);
+	sf_ok(res->rc == 0, "seccomp() returned 0 (%ld)", res->rc);
+	sf_ok(res->filtered, "the head that installed the filter is filtered");
+	sf_ok(res->in_place && res->last_fallback == THREADLET_FB_CALL,
+	      "its sleep in seccomp() was not handed off (FB_CALL; last fallback %u)",
+	      res->last_fallback);
+	return tl_exit();
+}
