@@ -8,20 +8,14 @@
  * thread sleeps in place (THREADLET_FB_TASK).
  *
  * Expected: with 1000 threads the main thread's blocked threadlet is
- * handed off; with 1100 it falls back with FB_TASK.
+ * handed off; with 1100 it falls back with FB_TASK. (Its threadlet waits
+ * for a pipe that a thread writes 50 ms after it sleeps: a short
+ * nanosleep() can expire before the task gets to sleep on a loaded host.)
  */
 #include "safety.h"
 
 static struct async_head_user ahu;
 static volatile int stop;
-
-static long nap_fn(void *data)
-{
-	struct timespec ts = { 0, 200 * 1000 };
-
-	nanosleep(&ts, NULL);
-	return complete_threadlet_fn(data, &ahu);
-}
 
 static void *idle(void *arg)
 {
@@ -40,12 +34,17 @@ static int grow_to(pthread_t *t, int *have, int n, pthread_attr_t *attr)
 	return tl_nr_threads();
 }
 
-static long one_handoff(unsigned long stack, int *ev)
+/* A threadlet of the main thread that surely blocks (safety.h's sf_block). */
+static long one_handoff(unsigned long stack)
 {
-	long ret = threadlet_exec(nap_fn, ev, stack, &ahu);
+	struct threadlet_stats s0, s1;
+	struct sf_block b;
+	int done;
+	long ret = -1;
 
-	if (ret == 0)
-		sf_wait_event(&ahu, 10000);
+	if (sf_block_prepare(&b, &ahu))
+		ret = sf_block_run(&b, stack, &s0, &s1, &done);
+	sf_block_finish(&b);
 	return ret;
 }
 
@@ -54,7 +53,7 @@ static void run(void *arg)
 	unsigned long stack = threadlet_stack_alloc(64 << 10);
 	static pthread_t t[1200];
 	pthread_attr_t attr;
-	int have = 0, n, ev;
+	int have = 0, n;
 	unsigned long long fb;
 	long ret;
 
@@ -64,12 +63,12 @@ static void run(void *arg)
 	sf_ok(!threadlet_err(stack) && !async_head_init(&ahu, 16, 2) && getpid() == gettid(),
 	      "the main thread is the head of a pool of 2");
 	n = grow_to(t, &have, 1000, &attr);
-	ret = one_handoff(stack, &ev);
+	ret = one_handoff(stack);
 	sf_ok(ret == 0 && getpid() == gettid(),
 	      "with %d threads the main thread is handed off (%ld)", n, ret);
 	n = grow_to(t, &have, 1100, &attr);
 	fb = __threadlet_area.nr_fallbacks;
-	ret = one_handoff(stack, &ev);
+	ret = one_handoff(stack);
 	sf_ok(ret != 0 && __threadlet_area.nr_fallbacks > fb &&
 	      __threadlet_area.last_fallback == THREADLET_FB_TASK,
 	      "with %d threads it sleeps in place (FB_TASK; exec %ld, last fallback %u)", n,
