@@ -94,6 +94,17 @@ static inline void threadlet_sigreturn(struct pt_regs *regs)
 		__threadlet_sigreturn(reg, regs);
 }
 
+/*
+ * Whether @p no longer has the thread ID @tid that a lookup found it by: a
+ * hand-off exchanges two tasks' thread IDs under their siglock, so a
+ * sender that looked @p up before and queues a thread-directed signal
+ * after, under that lock, must look it up again (kernel/signal.c).
+ */
+static inline bool threadlet_tid_moved(struct task_struct *p, struct pid *tid)
+{
+	return READ_ONCE(p->thread_pid) != tid;
+}
+
 #else /* !CONFIG_THREADLETS */
 
 static inline void threadlet_sleeping(struct task_struct *tsk) { }
@@ -106,6 +117,10 @@ static inline void threadlet_mm_init(struct mm_struct *mm) { }
 static inline void threadlet_mm_exit(struct mm_struct *mm) { }
 static inline void threadlet_signal_deliver(struct pt_regs *regs) { }
 static inline void threadlet_sigreturn(struct pt_regs *regs) { }
+static inline bool threadlet_tid_moved(struct task_struct *p, struct pid *tid)
+{
+	return false;
+}
 
 #endif /* CONFIG_THREADLETS */
 

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Signals sent to the head's TID while it is handed off, again and again.
+ *
+ * tgkill() looks the target up by TID under RCU, then takes its siglock
+ * to queue the signal; the hand-off exchanges the two tasks' TIDs under
+ * that same siglock. A tgkill() that found the head's kernel task just
+ * before the exchange queued the signal on it just after, when that task
+ * carried a pool thread's identity: the signal sent to the head went to a
+ * pool thread, which blocks every signal, and was never delivered there
+ * or to the head. The same lookup-then-lock serves tkill(),
+ * rt_tgsigqueueinfo() and SIGEV_THREAD_ID timers.
+ *
+ * A thread sends SIGRTMIN (queued, one by one) to the head's TID while
+ * the head's threadlets block and are handed off.
+ * Expected: every signal sent runs the handler in the head's TID, and
+ * no other thread has one pending.
+ */
+#include <dirent.h>
+#include "safety.h"
+
+#define NSEND	5000
+
+static struct async_head_user ahu;
+static pid_t head_tid;
+static volatile int got_head, got_other, stop, sent;
+
+static void on_rt(int sig)
+{
+	(void)sig;
+	if (syscall(SYS_gettid) == head_tid)
+		got_head++;
+	else
+		got_other++;
+}
+
+static long nap_fn(void *data)
+{
+	struct timespec ts = { 0, 30 * 1000 };
+
+	nanosleep(&ts, NULL);
+	return complete_threadlet_fn(data, &ahu);
+}
+
+static void *sender(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (int i = 0; i < NSEND; i++) {
+		if (syscall(SYS_tgkill, getpid(), head_tid, SIGRTMIN) == 0)
+			sent++;
+		struct timespec ts = { 0, 10 * 1000 + (i & 63) * 500 };
+
+		nanosleep(&ts, NULL);	/* a varying phase against the hand-offs */
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Threads other than the head with SIGRTMIN pending. */
+static int others_pending(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	char path[300], val[64];
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atoi(e->d_name) == head_tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		if (sf_status_field(path, "SigPnd", val, sizeof(val)) &&
+		    (strtoull(val, NULL, 16) >> (SIGRTMIN - 1)) & 1)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void run(void *arg)
+{
+	struct sigaction sa = { .sa_handler = on_rt, .sa_flags = SA_RESTART };
+	unsigned long stack = threadlet_stack_alloc(64 << 10);
+	int ev, handoffs = 0, pend;
+	pthread_t s;
+
+	(void)arg;
+	head_tid = syscall(SYS_gettid);
+	sigaction(SIGRTMIN, &sa, NULL);
+	sf_ok(!threadlet_err(stack) && !async_head_init(&ahu, 64, 4) &&
+	      !pthread_create(&s, NULL, sender, NULL), "a head, a pool, a sender");
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+		if (threadlet_exec(nap_fn, &ev, stack, &ahu) == 0) {
+			handoffs++;
+			sf_wait_event(&ahu, 5000);
+		}
+	pthread_join(s, NULL);
+	for (int i = 0; i < 200 && got_head + got_other < sent; i++)
+		usleep(10000);
+	pend = others_pending();
+	sf_ok(handoffs > 300, "%d hand-offs while the signals came", handoffs);
+	sf_ok(got_head == sent && !got_other && !pend,
+	      "all %d signals sent to the head's TID ran there (%d there, %d elsewhere, "
+	      "%d other threads hold one pending)", sent, got_head, got_other, pend);
+	async_head_exit(&ahu);
+}
+
+int main(void)
+{
+	int status;
+
+	sf_init();
+	status = sf_child(run, NULL, 150);
+	sf_child_ok(status, "signals to a head's TID across its hand-offs");
+	return tl_exit();
+}
