@@ -180,9 +180,12 @@ static inline int sf_exited0(int status)
 }
 
 /* Checks that a child ran to its end: no crash, no timeout. */
-#define sf_child_ok(status, what)					\
-	sf_ok(sf_exited0(status), "%s: child exited normally (%s)",	\
-	      what, sf_status_str(status))
+#define sf_child_ok(status, what) do {					\
+	int __sf_status = (status);					\
+									\
+	sf_ok(sf_exited0(__sf_status), "%s: child exited normally (%s)", \
+	      what, sf_status_str(__sf_status));			\
+} while (0)
 
 /* ---- /proc ----------------------------------------------------------- */
 
