@@ -7,12 +7,15 @@
 #include <linux/pid.h>
 #include <linux/ptrace.h>
 #include <linux/refcount.h>
+#include <linux/sched/task_stack.h>
 #include <linux/spinlock.h>
 #include <linux/threadlet.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
 #include <uapi/linux/threadlet.h>
+#include <asm/syscall.h>
 #include <asm/threadlet.h>
+#include <asm/unistd.h>
 
 /*
  * A registered threadlet area. It belongs to a user-visible identity, not
@@ -173,9 +176,43 @@ int async_post_held(struct threadlet_reg *reg, bool wait);
 /* pool.c */
 int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg);
 long async_park(struct async_head *head, struct task_struct *next, bool no_frame);
-bool threadlet_call_pinned(void);
 long async_go_home(long ret);
 void async_grow_done(struct threadlet_reg *reg);
+
+/* syslet.c */
+extern unsigned long threadlet_pinned_map64[];
+extern unsigned long threadlet_pinned_map32[];
+
+/*
+ * Whether current, about to sleep, is inside a system call that changes
+ * its own sandbox or credentials: seccomp filters, no_new_privs and the
+ * other prctl() settings, capabilities, groups and ids, namespaces, the
+ * session keyring, the personality, a Landlock domain. Such a call may
+ * sleep before it commits (seccomp() copies its filter from user memory,
+ * setns() waits for a lock); handed off there, it would commit to this
+ * task after it took a pool thread's identity, and return success to the
+ * head, which never got what it asked for. So it sleeps in place
+ * (THREADLET_FB_CALL). The number is the frame's: a syslet atom's while
+ * it runs, in the ABI of the call that started it; -1, which no map
+ * holds, at a fault taken in user space. The maps are syslet.c's, filled
+ * at boot and read-only after it.
+ */
+static inline bool threadlet_call_pinned(void)
+{
+	unsigned long nr = syscall_get_nr(current, task_pt_regs(current));
+
+#ifdef CONFIG_X86_64
+	if (!in_ia32_syscall()) {
+		nr &= ~(unsigned long)__X32_SYSCALL_BIT;
+		return nr < NR_syscalls && test_bit(nr, threadlet_pinned_map64);
+	}
+#endif
+#if defined(CONFIG_X86_32) || defined(CONFIG_IA32_EMULATION)
+	return nr < IA32_NR_syscalls && test_bit(nr, threadlet_pinned_map32);
+#else
+	return false;
+#endif
+}
 
 /* identity.c */
 int threadlet_check_identity(struct task_struct *head,

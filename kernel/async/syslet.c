@@ -67,30 +67,15 @@ static bool syslet_nr_forbidden_64(unsigned int nr)
 }
 
 /* See threadlet_call_pinned(). */
-static bool threadlet_nr_pinned_64(long nr)
-{
-	switch (nr) {
-	case __NR_seccomp:
-	case __NR_prctl:
-	case __NR_capset:
-	case __NR_setgroups:
-	case __NR_setuid:
-	case __NR_setgid:
-	case __NR_setreuid:
-	case __NR_setregid:
-	case __NR_setresuid:
-	case __NR_setresgid:
-	case __NR_setfsuid:
-	case __NR_setfsgid:
-	case __NR_setns:
-	case __NR_unshare:
-	case __NR_keyctl:
-	case __NR_personality:
-	case __NR_landlock_restrict_self:
-		return true;
-	}
-	return false;
-}
+static const u16 threadlet_nr_pinned_64[] __initconst = {
+	__NR_seccomp, __NR_prctl, __NR_capset, __NR_setgroups,
+	__NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid,
+	__NR_setresuid, __NR_setresgid, __NR_setfsuid, __NR_setfsgid,
+	__NR_setns, __NR_unshare, __NR_keyctl, __NR_personality,
+	__NR_landlock_restrict_self,
+};
+
+unsigned long threadlet_pinned_map64[BITS_TO_LONGS(NR_syscalls)] __ro_after_init;
 
 static void syslet_set_args_64(struct pt_regs *regs, const unsigned long *args)
 {
@@ -111,7 +96,6 @@ static long syslet_call_64(struct pt_regs *regs, long nr)
 }
 #else
 static inline bool syslet_nr_forbidden_64(unsigned int nr) { return true; }
-static inline bool threadlet_nr_pinned_64(long nr) { return false; }
 static inline void syslet_set_args_64(struct pt_regs *regs,
 				      const unsigned long *args) { }
 static inline long syslet_call_64(struct pt_regs *regs, long nr)
@@ -154,39 +138,20 @@ static bool syslet_nr_forbidden_32(unsigned int nr)
 }
 
 /* See threadlet_call_pinned(). */
-static bool threadlet_nr_pinned_32(long nr)
-{
-	switch (nr) {
-	case SYSLET_NR32(seccomp):
-	case SYSLET_NR32(prctl):
-	case SYSLET_NR32(capset):
-	case SYSLET_NR32(setgroups):
-	case SYSLET_NR32(setgroups32):
-	case SYSLET_NR32(setuid):
-	case SYSLET_NR32(setuid32):
-	case SYSLET_NR32(setgid):
-	case SYSLET_NR32(setgid32):
-	case SYSLET_NR32(setreuid):
-	case SYSLET_NR32(setreuid32):
-	case SYSLET_NR32(setregid):
-	case SYSLET_NR32(setregid32):
-	case SYSLET_NR32(setresuid):
-	case SYSLET_NR32(setresuid32):
-	case SYSLET_NR32(setresgid):
-	case SYSLET_NR32(setresgid32):
-	case SYSLET_NR32(setfsuid):
-	case SYSLET_NR32(setfsuid32):
-	case SYSLET_NR32(setfsgid):
-	case SYSLET_NR32(setfsgid32):
-	case SYSLET_NR32(setns):
-	case SYSLET_NR32(unshare):
-	case SYSLET_NR32(keyctl):
-	case SYSLET_NR32(personality):
-	case SYSLET_NR32(landlock_restrict_self):
-		return true;
-	}
-	return false;
-}
+static const u16 threadlet_nr_pinned_32[] __initconst = {
+	SYSLET_NR32(seccomp), SYSLET_NR32(prctl), SYSLET_NR32(capset),
+	SYSLET_NR32(setgroups), SYSLET_NR32(setgroups32), SYSLET_NR32(setuid),
+	SYSLET_NR32(setuid32), SYSLET_NR32(setgid), SYSLET_NR32(setgid32),
+	SYSLET_NR32(setreuid), SYSLET_NR32(setreuid32), SYSLET_NR32(setregid),
+	SYSLET_NR32(setregid32), SYSLET_NR32(setresuid),
+	SYSLET_NR32(setresuid32), SYSLET_NR32(setresgid),
+	SYSLET_NR32(setresgid32), SYSLET_NR32(setfsuid),
+	SYSLET_NR32(setfsuid32), SYSLET_NR32(setfsgid), SYSLET_NR32(setfsgid32),
+	SYSLET_NR32(setns), SYSLET_NR32(unshare), SYSLET_NR32(keyctl),
+	SYSLET_NR32(personality), SYSLET_NR32(landlock_restrict_self),
+};
+
+unsigned long threadlet_pinned_map32[BITS_TO_LONGS(IA32_NR_syscalls)] __ro_after_init;
 
 static void syslet_set_args_32(struct pt_regs *regs, const unsigned long *args)
 {
@@ -212,7 +177,6 @@ static long syslet_call_32(struct pt_regs *regs, long nr)
 }
 #else
 static inline bool syslet_nr_forbidden_32(unsigned int nr) { return true; }
-static inline bool threadlet_nr_pinned_32(long nr) { return false; }
 static inline void syslet_set_args_32(struct pt_regs *regs,
 				      const unsigned long *args) { }
 static inline long syslet_call_32(struct pt_regs *regs, long nr)
@@ -232,27 +196,25 @@ static bool syslet_forbidden(unsigned int nr, bool ia32)
 }
 
 /*
- * Whether current, about to sleep, is inside a system call that changes
- * its own sandbox or credentials: seccomp filters, no_new_privs and the
- * other prctl() settings, capabilities, groups and ids, namespaces, the
- * session keyring, the personality, a Landlock domain. Such a call may
- * sleep before it commits (seccomp() copies its filter from user memory,
- * setns() waits for a lock); handed off there, it would commit to this
- * task after it took a pool thread's identity, and return success to the
- * head, which never got what it asked for. So it sleeps in place
- * (THREADLET_FB_CALL). The number is the frame's: a syslet atom's while
- * it runs, in the ABI of the call that started it; -1 at a fault taken
- * in user space.
+ * Fills the maps threadlet_call_pinned() tests, once at boot: a bit test
+ * on every armed sleep, where a switch over the numbers cost a call and
+ * a chain of compares.
  */
-bool threadlet_call_pinned(void)
+static int __init threadlet_pinned_init(void)
 {
-	long nr = syscall_get_nr(current, task_pt_regs(current));
+	int i;
 
-	if (nr < 0)
-		return false;
-	return in_ia32_syscall() ? threadlet_nr_pinned_32(nr) :
-				   threadlet_nr_pinned_64(nr);
+#ifdef CONFIG_X86_64
+	for (i = 0; i < ARRAY_SIZE(threadlet_nr_pinned_64); i++)
+		__set_bit(threadlet_nr_pinned_64[i], threadlet_pinned_map64);
+#endif
+#if defined(CONFIG_X86_32) || defined(CONFIG_IA32_EMULATION)
+	for (i = 0; i < ARRAY_SIZE(threadlet_nr_pinned_32); i++)
+		__set_bit(threadlet_nr_pinned_32[i], threadlet_pinned_map32);
+#endif
+	return 0;
 }
+core_initcall(threadlet_pinned_init);
 
 static void syslet_set_args(struct pt_regs *regs, const unsigned long *args,
 			    bool ia32)
