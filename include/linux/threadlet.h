@@ -105,6 +105,18 @@ static inline bool threadlet_tid_moved(struct task_struct *p, struct pid *tid)
 	return READ_ONCE(p->thread_pid) != tid;
 }
 
+/*
+ * Whether @p no longer has the thread ID @nr, in current's pid namespace,
+ * that a lookup found it by. A hand-off exchanges the IDs under both
+ * tasks' pi_lock as well, so a PI futex waiter that found the owner by
+ * the TID in the futex word checks it again under the owner's pi_lock
+ * (kernel/futex/pi.c).
+ */
+static inline bool threadlet_vtid_moved(struct task_struct *p, pid_t nr)
+{
+	return task_pid_vnr(p) != nr;
+}
+
 #else /* !CONFIG_THREADLETS */
 
 static inline void threadlet_sleeping(struct task_struct *tsk) { }
@@ -118,6 +130,11 @@ static inline void threadlet_mm_exit(struct mm_struct *mm) { }
 static inline void threadlet_signal_deliver(struct pt_regs *regs) { }
 static inline void threadlet_sigreturn(struct pt_regs *regs) { }
 static inline bool threadlet_tid_moved(struct task_struct *p, struct pid *tid)
+{
+	return false;
+}
+
+static inline bool threadlet_vtid_moved(struct task_struct *p, pid_t nr)
 {
 	return false;
 }

@@ -33,11 +33,13 @@
  * Locking: the swap runs under the group's siglock (signal state, the CPU
  * timers another thread may arm, exit, exec and job control), and only
  * when it moves group leadership or children under tasklist_lock for
- * writing first (threadlet_swap_global()). Both are spinning locks, so
- * this runs in the scheduler hook of the sleeping head. comm is moved
- * under each task's alloc_lock, after those. Settings another thread changes by TID without
- * those locks (nice, affinity, policy, ioprio, comm) may land on either
- * task while a hand-off runs: docs/task-state.md.
+ * writing first (threadlet_swap_global()). The TIDs move under the
+ * head's pi_lock as well (threadlet_exchange_tids()). All are spinning
+ * locks, so this runs in the scheduler hook of the sleeping head. comm is
+ * moved under each task's alloc_lock, after those. Settings another
+ * thread changes by TID without those locks (nice, affinity, policy,
+ * ioprio, comm) may land on either task while a hand-off runs:
+ * docs/task-state.md.
  */
 #include <linux/cred.h>
 #include <linux/fs_struct.h>
@@ -564,6 +566,38 @@ static bool threadlet_swap_global(struct task_struct *head,
 }
 
 /*
+ * Exchanges the TIDs of @head and @spare, unless either owns or waits on a
+ * PI futex (THREADLET_FB_PI). A PI waiter finds the owner by the TID in the
+ * futex word, then attaches its state to that task under the task's
+ * pi_lock and checks the TID again there (attach_to_pi_owner()). With the
+ * exchange under @head's pi_lock, an attach to @head either completed
+ * before it, and is seen here, or sees the new TID and looks the owner up
+ * again, then finds @spare. The lockless test in threadlet_check_head()
+ * only saves this work in the common case.
+ *
+ * @spare's pi_lock is not taken: it is a parked pool thread, which owns a
+ * PI futex only if the program's own threadlet left one locked. An attach
+ * to it racing the exchange can only give that program's futex the wrong
+ * owner, which the program could do to itself without threadlets by
+ * writing the futex word. siglock nests outside pi_lock, as in
+ * signal_wake_up().
+ */
+static int threadlet_exchange_tids(struct task_struct *head,
+				   struct task_struct *spare)
+{
+	int ret = 0;
+
+	raw_spin_lock(&head->pi_lock);
+	if (!list_empty(&head->pi_state_list) || head->pi_blocked_on ||
+	    !list_empty(&spare->pi_state_list))
+		ret = THREADLET_FB_PI;
+	else
+		exchange_tids(head, spare);
+	raw_spin_unlock(&head->pi_lock);
+	return ret;
+}
+
+/*
  * Gives @head's identity to @spare and @spare's to @head. @head is current,
  * about to sleep; @spare is parked and claimed, so it cannot run user code
  * or exit until told. Returns 0, or the THREADLET_FB_* reason, changing
@@ -613,13 +647,18 @@ int threadlet_swap_identity(struct task_struct *head,
 	else if (thread_group_leader(head) &&
 		 READ_ONCE(head->signal->nr_threads) > THREADLET_MAX_LEADER_THREADS)
 		ret = THREADLET_FB_TASK;
-	/* Last: nothing may fail once it is taken. See threadlet_move_leader(). */
+	/* Last but the TIDs; see threadlet_move_leader(). */
 	else if (thread_group_leader(head) && !spin_trylock(&head->alloc_lock))
 		ret = THREADLET_FB_TASK;
 	if (ret)
 		goto out;
 
-	exchange_tids(head, spare);
+	ret = threadlet_exchange_tids(head, spare);
+	if (ret) {
+		if (thread_group_leader(head))
+			task_unlock(head);
+		goto out;
+	}
 	if (global) {
 		if (thread_group_leader(head)) {
 			threadlet_move_leader(head, spare);
