@@ -240,7 +240,6 @@ static bool threadlet_in_rseq_cs(struct task_struct *t, int *cpu)
 #ifdef CONFIG_RSEQ
 	struct rseq __user *rs = t->rseq;
 	u64 ids, cs;
-	int ret;
 
 	*cpu = -1;
 	if (!rs)
@@ -248,17 +247,24 @@ static bool threadlet_in_rseq_cs(struct task_struct *t, int *cpu)
 	BUILD_BUG_ON(offsetof(struct rseq, cpu_id) !=
 		     offsetof(struct rseq, cpu_id_start) + sizeof(u32) ||
 		     offsetof(struct rseq, cpu_id_start) != 0);
-	if (!access_ok(rs, offsetofend(struct rseq, rseq_cs)))
-		return true;
+	/* One user access region for both words, faults not taken. */
 	pagefault_disable();
-	ret = __get_user(cs, &rs->rseq_cs) ||
-	      __get_user(ids, (u64 __user *)&rs->cpu_id_start);
+	if (!user_read_access_begin(rs, offsetofend(struct rseq, rseq_cs)))
+		goto fault;
+	unsafe_get_user(cs, &rs->rseq_cs, fault_end);
+	unsafe_get_user(ids, (u64 __user *)&rs->cpu_id_start, fault_end);
+	user_read_access_end();
 	pagefault_enable();
-	if (ret || cs)
+	if (cs)
 		return true;
 	if (lower_32_bits(ids) == upper_32_bits(ids))
 		*cpu = lower_32_bits(ids);
 	return false;
+fault_end:
+	user_read_access_end();
+fault:
+	pagefault_enable();
+	return true;
 #else
 	*cpu = -1;
 	return false;
@@ -386,7 +392,7 @@ int threadlet_check_identity(struct task_struct *head,
 static void threadlet_move_leader(struct task_struct *old,
 				  struct task_struct *new)
 {
-	struct pid_namespace *ns = task_active_pid_ns(old);
+	struct pid *tgid = task_tgid(new);
 	struct task_struct *t;
 	enum pid_type type;
 
@@ -399,8 +405,10 @@ static void threadlet_move_leader(struct task_struct *old,
 		t->group_leader = new;
 	new->exit_signal = old->exit_signal;
 	old->exit_signal = -1;
-	if (ns && ns->child_reaper == old)
-		ns->child_reaper = new;
+	/* Only a process whose ID is 1 in its namespace reaps for it. */
+	if (unlikely(is_child_reaper(tgid)) &&
+	    ns_of_pid(tgid)->child_reaper == old)
+		ns_of_pid(tgid)->child_reaper = new;
 	arch_threadlet_move_leader(old, new);
 }
 
@@ -598,6 +606,25 @@ static int threadlet_exchange_tids(struct task_struct *head,
 }
 
 /*
+ * Whether recalculating TIF_SIGPENDING for both tasks after the swap would
+ * change nothing, the common case: @head's flag is clear (for current,
+ * recalc_sigpending() only clears it; for @spare, the recalculation only
+ * sets it) and nothing is queued, trapped or frozen that would set it for
+ * either, whichever mask each gets. Caller holds siglock, under which all
+ * of it is queued and set.
+ */
+static bool threadlet_signals_quiet(struct task_struct *head,
+				    struct task_struct *spare)
+{
+	return !(read_task_thread_flags(head) & _TIF_SIGPENDING) &&
+	       sigisemptyset(&head->pending.signal) &&
+	       sigisemptyset(&spare->pending.signal) &&
+	       sigisemptyset(&head->signal->shared_pending.signal) &&
+	       !((head->jobctl | spare->jobctl) & JOBCTL_TRAP_FREEZE) &&
+	       !cgroup_task_frozen(head) && !cgroup_task_frozen(spare);
+}
+
+/*
  * Gives @head's identity to @spare and @spare's to @head. @head is current,
  * about to sleep; @spare is parked and claimed, so it cannot run user code
  * or exit until told. Returns 0, or the THREADLET_FB_* reason, changing
@@ -670,8 +697,10 @@ int threadlet_swap_identity(struct task_struct *head,
 	swap_user_pointers(head, spare);
 	swap_attributes(head, spare);
 
-	recalc_sigpending();
-	recalc_sigpending_and_wake(spare);
+	if (!threadlet_signals_quiet(head, spare)) {
+		recalc_sigpending();
+		recalc_sigpending_and_wake(spare);
+	}
 out:
 	if (global) {
 		spin_unlock(&sighand->siglock);

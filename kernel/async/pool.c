@@ -30,11 +30,12 @@
 
 /*
  * A user resume point or home frame of current's: in its address space
- * (below 4 GiB for a 32-bit process, whose frames are 32-bit).
+ * (below 4 GiB for a 32-bit process, whose frames are 32-bit). The limit
+ * is the one exec set in the mm, TASK_SIZE without its thread-flag test.
  */
 static bool threadlet_frame_ok(u64 ip, u64 sp)
 {
-	u64 limit = TASK_SIZE;
+	u64 limit = current->mm->task_size;
 
 	return ip && sp && ip < limit && sp < limit;
 }
@@ -48,7 +49,7 @@ static int threadlet_check_head(struct task_struct *tsk, bool sleeping)
 	     (!(state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE)) ||
 	      (state & (__TASK_STOPPED | __TASK_TRACED)))) ||
 	    (tsk->flags & PF_EXITING) || tsk->in_execve ||
-	    fatal_signal_pending(tsk) ||
+	    __fatal_signal_pending(tsk) ||
 	    (tsk->signal->flags & SIGNAL_GROUP_EXIT) ||
 	    tsk->signal->group_exec_task)
 		return THREADLET_FB_EXITING;
