@@ -11,7 +11,9 @@
 #include <linux/sched.h>
 #include <uapi/linux/threadlet.h>
 
+struct kernel_siginfo;
 struct mm_struct;
+struct pid;
 struct pt_regs;
 struct threadlet_reg;
 
@@ -140,5 +142,13 @@ static inline bool threadlet_vtid_moved(struct task_struct *p, pid_t nr)
 }
 
 #endif /* CONFIG_THREADLETS */
+
+/*
+ * kernel/signal.c: do_send_sig_info() of a thread-directed signal to @p,
+ * found by thread ID @tid; -EAGAIN, sending nothing, if a hand-off gave
+ * that ID to another task since (threadlet_tid_moved()).
+ */
+int do_send_sig_info_tid(int sig, struct kernel_siginfo *info,
+			 struct task_struct *p, struct pid *tid);
 
 #endif /* _LINUX_THREADLET_H */

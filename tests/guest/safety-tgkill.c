@@ -9,14 +9,18 @@
  * carried a pool thread's identity: the signal sent to the head went to a
  * pool thread, which blocks every signal, and was never delivered there
  * or to the head. The same lookup-then-lock serves tkill(),
- * rt_tgsigqueueinfo() and SIGEV_THREAD_ID timers.
+ * rt_tgsigqueueinfo() and SIGEV_THREAD_ID timers, and SIGIO to a file's
+ * owner thread (F_SETOWN_EX with F_OWNER_TID), sent by send_sigio().
  *
  * A thread sends SIGRTMIN (queued, one by one) to the head's TID while
- * the head's threadlets block and are handed off.
+ * the head's threadlets block and are handed off: by tgkill(), then as
+ * the SIGIO (F_SETSIG SIGRTMIN) of a pipe whose owner is the head's TID,
+ * for each byte it writes there.
  * Expected: every signal sent runs the handler in the head's TID, and
  * no other thread has one pending.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include "safety.h"
 
 #define NSEND	5000
@@ -24,6 +28,7 @@
 static struct async_head_user ahu;
 static pid_t head_tid;
 static volatile int got_head, got_other, stop, sent;
+static int sigio_pipe[2] = { -1, -1 };	/* SIGIO mode: the pipe */
 
 static void on_rt(int sig)
 {
@@ -50,7 +55,8 @@ static void *sender(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (int i = 0; i < NSEND; i++) {
-		if (syscall(SYS_tgkill, getpid(), head_tid, SIGRTMIN) == 0)
+		if (sigio_pipe[1] >= 0 ? write(sigio_pipe[1], "s", 1) == 1 :
+		    syscall(SYS_tgkill, getpid(), head_tid, SIGRTMIN) == 0)
 			sent++;
 		struct timespec ts = { 0, 10 * 1000 + (i & 63) * 500 };
 
@@ -81,16 +87,32 @@ static int others_pending(void)
 	return n;
 }
 
+/* SIGIO mode: a pipe whose reader is owned by the head's TID. */
+static int sigio_setup(void)
+{
+	struct f_owner_ex owner = { F_OWNER_TID, head_tid };
+
+	/* If the queue of rt signals overflowed: plain SIGIO, not counted. */
+	signal(SIGIO, SIG_IGN);
+	return !pipe(sigio_pipe) && !fcntl(sigio_pipe[0], F_SETOWN_EX, &owner) &&
+	       !fcntl(sigio_pipe[0], F_SETSIG, SIGRTMIN) &&
+	       !fcntl(sigio_pipe[0], F_SETFL, O_ASYNC | O_NONBLOCK);
+}
+
 static void run(void *arg)
 {
 	struct sigaction sa = { .sa_handler = on_rt, .sa_flags = SA_RESTART };
 	unsigned long stack = threadlet_stack_alloc(64 << 10);
+	const char *how = arg ? "SIGIO" : "tgkill()";
 	int ev, handoffs = 0, pend;
 	pthread_t s;
 
-	(void)arg;
 	head_tid = syscall(SYS_gettid);
 	sigaction(SIGRTMIN, &sa, NULL);
+	if (arg && !sigio_setup()) {
+		sf_ok(0, "a pipe whose SIGIO goes to the head's TID");
+		return;
+	}
 	sf_ok(!threadlet_err(stack) && !async_head_init(&ahu, 64, 4) &&
 	      !pthread_create(&s, NULL, sender, NULL), "a head, a pool, a sender");
 	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
@@ -102,10 +124,10 @@ static void run(void *arg)
 	for (int i = 0; i < 200 && got_head + got_other < sent; i++)
 		usleep(10000);
 	pend = others_pending();
-	sf_ok(handoffs > 300, "%d hand-offs while the signals came", handoffs);
+	sf_ok(handoffs > 300, "%s: %d hand-offs while the signals came", how, handoffs);
 	sf_ok(got_head == sent && !got_other && !pend,
-	      "all %d signals sent to the head's TID ran there (%d there, %d elsewhere, "
-	      "%d other threads hold one pending)", sent, got_head, got_other, pend);
+	      "%s: all %d signals sent to the head's TID ran there (%d there, %d elsewhere, "
+	      "%d other threads hold one pending)", how, sent, got_head, got_other, pend);
 	async_head_exit(&ahu);
 }
 
@@ -115,6 +137,8 @@ int main(void)
 
 	sf_init();
 	status = sf_child(run, NULL, 150);
-	sf_child_ok(status, "signals to a head's TID across its hand-offs");
+	sf_child_ok(status, "tgkill() to a head's TID across its hand-offs");
+	status = sf_child(run, "sigio", 150);
+	sf_child_ok(status, "SIGIO to a head's TID across its hand-offs");
 	return tl_exit();
 }
