@@ -145,10 +145,10 @@ static inline bool threadlet_vtid_moved(struct task_struct *p, pid_t nr)
 
 /*
  * kernel/signal.c: do_send_sig_info() of a thread-directed signal to @p,
- * found by thread ID @tid; -EAGAIN, sending nothing, if a hand-off gave
- * that ID to another task since (threadlet_tid_moved()).
+ * found by thread ID @tid; sends nothing and sets *@moved if a hand-off
+ * gave that ID to another task since (threadlet_tid_moved()).
  */
 int do_send_sig_info_tid(int sig, struct kernel_siginfo *info,
-			 struct task_struct *p, struct pid *tid);
+			 struct task_struct *p, struct pid *tid, bool *moved);
 
 #endif /* _LINUX_THREADLET_H */

@@ -18,9 +18,17 @@
  * for each byte it writes there.
  * Expected: every signal sent runs the handler in the head's TID, and
  * no other thread has one pending.
+ *
+ * The re-check must not turn a full queue into a retry: with
+ * RLIMIT_SIGPENDING at 0, tgkill() of a real-time signal fails with
+ * EAGAIN, and a file's real-time SIGIO falls back to plain SIGIO, for a
+ * thread owner and a process owner alike, as without threadlets (the first
+ * version of the re-check looped for good in both, interrupts off in the
+ * second).
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include "safety.h"
 
 #define NSEND	5000
@@ -131,6 +139,59 @@ static void run(void *arg)
 	async_head_exit(&ahu);
 }
 
+/* Whether SIGIO is pending for this thread; takes it if so. */
+static int take_sigio(void)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGIO);
+	return sigtimedwait(&set, NULL, &zero) == SIGIO;
+}
+
+/* A real-time SIGIO of a pipe owned as @type, with a full queue. */
+static int sigio_falls_back(int type)
+{
+	struct f_owner_ex owner = { type, type == F_OWNER_TID ?
+				    (pid_t)syscall(SYS_gettid) : getpid() };
+	int p[2], ok;
+
+	if (pipe(p) || fcntl(p[0], F_SETOWN_EX, &owner) ||
+	    fcntl(p[0], F_SETSIG, SIGRTMIN) ||
+	    fcntl(p[0], F_SETFL, O_ASYNC | O_NONBLOCK))
+		return 0;
+	ok = write(p[1], "f", 1) == 1 && take_sigio();
+	close(p[0]);
+	close(p[1]);
+	return ok;
+}
+
+static void run_full(void *arg)
+{
+	struct rlimit none = { 0, 0 };
+	sigset_t set;
+	long ret;
+
+	(void)arg;
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN);
+	sigaddset(&set, SIGIO);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (setrlimit(RLIMIT_SIGPENDING, &none)) {
+		sf_ok(0, "RLIMIT_SIGPENDING 0");
+		return;
+	}
+	ret = syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGRTMIN);
+	sf_ok(ret == -1 && errno == EAGAIN,
+	      "full queue: tgkill() of SIGRTMIN fails with EAGAIN (%ld, errno %d)",
+	      ret, errno);
+	sf_ok(sigio_falls_back(F_OWNER_TID),
+	      "full queue: a thread owner's SIGRTMIN SIGIO falls back to SIGIO");
+	sf_ok(sigio_falls_back(F_OWNER_PID),
+	      "full queue: a process owner's SIGRTMIN SIGIO falls back to SIGIO");
+}
+
 int main(void)
 {
 	int status;
@@ -140,5 +201,7 @@ int main(void)
 	sf_child_ok(status, "tgkill() to a head's TID across its hand-offs");
 	status = sf_child(run, "sigio", 150);
 	sf_child_ok(status, "SIGIO to a head's TID across its hand-offs");
+	status = sf_child(run_full, NULL, 30);
+	sf_child_ok(status, "a full signal queue is no retry");
 	return tl_exit();
 }
