@@ -12,7 +12,9 @@
  *
  * Expected: every setpgid(0, 0) and setpgid(getpid(), getpid()) from a
  * second thread succeeds during the hand-offs; a setsid() from a second
- * thread during hand-offs gives the process's ID as its session.
+ * thread during hand-offs gives the process's ID as its session; and
+ * setpgid()'s EINVAL for a negative pgid, also one taken from a negative
+ * pid, is as before.
  */
 #include "safety.h"
 
@@ -133,9 +135,13 @@ static void run_setsid(void *arg)
 
 int main(void)
 {
-	int status;
+	int status, err;
 
 	sf_init();
+	err = setpgid(-1, 0) ? errno : 0;
+	tl_ok(err == EINVAL, "setpgid(-1, 0): EINVAL, its pgid being -1 (errno %d)", err);
+	err = setpgid(0, -1) ? errno : 0;
+	tl_ok(err == EINVAL, "setpgid(0, -1): EINVAL (errno %d)", err);
 	status = sf_child(run_setpgid, NULL, 120);
 	sf_child_ok(status, "setpgid() beside main-thread hand-offs");
 	status = sf_child(run_setsid, NULL, 240);
