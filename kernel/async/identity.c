@@ -607,11 +607,11 @@ static int threadlet_exchange_tids(struct task_struct *head,
 
 /*
  * Whether recalculating TIF_SIGPENDING for both tasks after the swap would
- * change nothing, the common case: @head's flag is clear (for current,
- * recalc_sigpending() only clears it; for @spare, the recalculation only
- * sets it) and nothing is queued, trapped or frozen that would set it for
- * either, whichever mask each gets. Caller holds siglock, under which all
- * of it is queued and set.
+ * change nothing, the common case: nothing is queued, trapped or frozen
+ * that would set the flag for either, whichever mask each gets, and
+ * @head's is clear, so recalc_sigpending() has nothing to clear either
+ * (recalc_sigpending_and_wake() of @spare never clears). Caller holds
+ * siglock, under which all of it is queued and set.
  */
 static bool threadlet_signals_quiet(struct task_struct *head,
 				    struct task_struct *spare)
