@@ -109,10 +109,11 @@ static inline bool threadlet_tid_moved(struct task_struct *p, struct pid *tid)
 
 /*
  * Whether @p no longer has the thread ID @nr, in current's pid namespace,
- * that a lookup found it by. A hand-off exchanges the IDs under both
- * tasks' pi_lock as well, so a PI futex waiter that found the owner by
+ * that a lookup found it by. A hand-off exchanges the IDs under the
+ * head's pi_lock and siglock: a PI futex waiter that found the owner by
  * the TID in the futex word checks it again under the owner's pi_lock
- * (kernel/futex/pi.c).
+ * (kernel/futex/pi.c), a tracer under the tracee's siglock
+ * (kernel/ptrace.c).
  */
 static inline bool threadlet_vtid_moved(struct task_struct *p, pid_t nr)
 {
