@@ -36,12 +36,14 @@ int wake_up_process_sync(struct task_struct *p);
 static inline void threadlet_sleeping(struct task_struct *tsk)
 {
 	/*
-	 * Read once: a hand-off on another CPU may swap a parked spare's
-	 * pointer under it (see threadlet_handoff()).
+	 * A parked spare's reg is not its own for long: a hand-off on another
+	 * CPU swaps it and may free it (threadlet_handoff()). So a parked
+	 * sleep never touches it: the park's pin is set before the spare can
+	 * sleep, and only the spare itself (current) writes it.
 	 */
 	struct threadlet_reg *reg = READ_ONCE(tsk->threadlet);
 
-	if (unlikely(reg))
+	if (unlikely(reg) && tsk->threadlet_pin != THREADLET_FB_PARKED)
 		__threadlet_sleeping(tsk, reg);
 }
 
