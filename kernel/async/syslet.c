@@ -14,11 +14,14 @@
  * run gets -EINTR) and reschedules between atoms.
  */
 #include <linux/audit.h>
+#include <linux/blk-cgroup.h>
 #include <linux/entry-common.h>
+#include <linux/memcontrol.h>
 #include <linux/nospec.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/syscalls.h>
+#include <linux/task_work.h>
 #include <linux/uaccess.h>
 #include <asm/syscall.h>
 #include <asm/unistd.h>
@@ -360,6 +363,27 @@ static void syslet_audit_begin(const struct pt_regs *frame)
 	audit_syscall_exit(&r);
 }
 
+/*
+ * The work the exit to user space does (resume_user_mode_work()), which a
+ * chain does not reach between its atoms, nor a cache-miss thread that
+ * parks after one: queued task work (the last fput() of a file an atom
+ * closed, the CPU-time limits and timers), memory.high and block cgroup
+ * throttling. Each of these sets TIF_NOTIFY_RESUME, so one test covers
+ * them. The flag itself stays set for the real exit, whose rseq fixup
+ * must see the frame user space gets. Process context, no locks held.
+ */
+static void syslet_user_work(void)
+{
+	if (!test_thread_flag(TIF_NOTIFY_RESUME))
+		return;
+	/* Pairs with task_work_add(): the work is queued before the flag. */
+	smp_rmb();
+	if (task_work_pending(current))
+		task_work_run();
+	mem_cgroup_handle_over_high(GFP_KERNEL);
+	blkcg_maybe_throttle_current();
+}
+
 static int syslet_store(const struct syslet_uatom *a, long ret)
 {
 	if (!a->ret_ptr)
@@ -491,6 +515,8 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 			return uatom;
 		}
 		uatom = next;
+		/* A CPU-time limit's signal is sent by this work. */
+		syslet_user_work();
 		if (signal_pending(current)) {
 			syslet_store(a, -EINTR);
 			return uatom;
@@ -564,7 +590,10 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 		/*
 		 * A cache-miss thread now: complete, then park; or go home if
 		 * the head was unregistered meanwhile (nothing is posted).
+		 * A parked thread may never return to user space: what the
+		 * chain left for that return is done first.
 		 */
+		syslet_user_work();
 		head = async_head_get(ahu);
 		if (!head) {
 			ret = async_go_home(0);
