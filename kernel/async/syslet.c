@@ -13,7 +13,6 @@
  * caller's patience: it stops at any pending signal (the atom it did not
  * run gets -EINTR) and reschedules between atoms.
  */
-#include <linux/audit.h>
 #include <linux/blk-cgroup.h>
 #include <linux/entry-common.h>
 #include <linux/memcontrol.h>
@@ -347,20 +346,23 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 }
 
 /*
- * The audit record of async_exec() itself ends where its chain begins, so
- * that each atom gets its own record, as a system call of its own; the
- * nested entry would otherwise find the record still open. The exit of
- * async_exec() then finds no record and logs nothing more.
+ * async_exec() itself ends, for everything that pairs a system call's
+ * entry with its exit, where its chain begins: a ptrace tracer gets its
+ * exit stop (returning 0) before the first atom's entry stop, the
+ * sys_exit tracepoint and audit record it there, and its return to user
+ * space skips them (syscall_exit_work_early()). Nested inside it, the
+ * atoms' stops would break the alternation of entry and exit stops that
+ * tracers rely on, and a tracer that decides at entry stops would take an
+ * atom's entry for an exit. Returns the frame that user space gets back:
+ * a tracer may have changed it at the stop.
  */
-static void syslet_audit_begin(const struct pt_regs *frame)
+static struct pt_regs *syslet_trace_begin(void)
 {
-	struct pt_regs r;
+	struct pt_regs *regs = task_pt_regs(current);
 
-	if (!audit_context())
-		return;
-	r = *frame;
-	regs_set_return_value(&r, 0);
-	audit_syscall_exit(&r);
+	regs_set_return_value(regs, 0);
+	syscall_exit_work_early(regs);
+	return regs;
 }
 
 /*
@@ -454,14 +456,13 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 			    struct threadlet_reg *reg)
 {
 	struct threadlet_area *ka = reg->karea;
-	struct pt_regs frame = *task_pt_regs(current);
+	struct pt_regs frame = *syslet_trace_begin();
 	u64 next, ret_ptr;
 	u32 flags;
 	long ret;
 
 	/* A hand-off resumes the head at this frame, not at an atom's. */
 	reg->frame = &frame;
-	syslet_audit_begin(&frame);
 	for (;;) {
 		bool sync;
 

@@ -5,7 +5,10 @@
  * 2. A syslet atom is a system call like any other: it goes through the
  *    entry and exit work of a system call, so a ptracer sees (and may
  *    change or skip) each atom, seccomp (strict mode and filters) applies
- *    to each atom, and the syscall tracepoints count it.
+ *    to each atom, and the syscall tracepoints count it. async_exec()
+ *    itself ends for the tracer (an exit stop, returning 0) before its
+ *    first atom's entry stop: entry and exit stops alternate, so a tracer
+ *    that decides at entry stops never takes an atom's entry for an exit.
  * 4. A chain that went async finishes in the task that is now a cache-miss
  *    thread; that task must never return to user space at the head's
  *    async_exec() frame, even when the pool has filled up again meanwhile.
@@ -115,8 +118,9 @@ static int nr_stops;
 static void trace_atoms(void)
 {
 	struct tracee_out *o = sf_shared(4096);
-	int st, sig = 0, depth = 0, exec = 0, bad = 0, stopped;
-	long long nest[8] = { 0 };
+	int st, sig = 0, exec = 0, bad = 0, stopped, want_entry = 1, alternate = 1;
+	int exec_exit = 0, exec_ended = 0, in_chain = 0;
+	long long last_nr = -1;
 	pid_t pid;
 
 	memset(o, 0xff, sizeof(*o));
@@ -132,6 +136,12 @@ static void trace_atoms(void)
 		return;
 	}
 	ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL);
+	/*
+	 * A tracer that keeps no state but the alternation ptrace(2)
+	 * promises: each entry stop is followed by an exit stop. The stops
+	 * after async_exec()'s exit, up to the next async_exec() or exit,
+	 * are its chain's atoms.
+	 */
 	for (int n = 0; n < 10000; n++) {
 		struct __ptrace_syscall_info info;
 		struct user_regs_struct regs;
@@ -156,12 +166,16 @@ static void trace_atoms(void)
 			continue;
 		}
 		if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
-			if (depth < 8)
-				nest[depth] = info.entry.nr;
-			depth++;
-			if (depth == 1 && info.entry.nr == __NR_async_exec)
+			alternate &= want_entry;
+			want_entry = 0;
+			last_nr = info.entry.nr;
+			if (info.entry.nr == __NR_async_exec) {
 				exec++;
-			if (depth < 2 || nest[0] != __NR_async_exec)
+				in_chain = 0;
+				exec_exit = 1;
+				continue;
+			}
+			if (!in_chain || info.entry.nr == SYS_exit_group)
 				continue;
 			if (nr_stops < 64) {
 				struct stop *s = &stops[nr_stops++];
@@ -180,24 +194,27 @@ static void trace_atoms(void)
 				ptrace(PTRACE_SETREGS, pid, 0, &regs);
 			}
 		} else if (info.op == PTRACE_SYSCALL_INFO_EXIT) {
-			long long nr;
-
-			if (depth <= 0)
+			alternate &= !want_entry;
+			want_entry = 1;
+			if (exec_exit) {
+				/* async_exec() ends where its chain begins, returning 0. */
+				exec_exit = 0;
+				exec_ended += last_nr == __NR_async_exec && info.exit.rval == 0;
+				in_chain = 1;
 				continue;
-			depth--;
-			nr = depth < 8 ? nest[depth] : -1;
-			if (depth < 1 || nest[0] != __NR_async_exec)
+			}
+			if (!in_chain)
 				continue;
 			if (nr_stops < 64) {
 				struct stop *s = &stops[nr_stops++];
 
 				s->exec = exec;
 				s->entry = 0;
-				s->nr = nr;
+				s->nr = last_nr;
 				s->orig_rax = SF_REG_NR(regs);
 				s->rax = SF_REG_RET(regs);
 			}
-			if (exec == 3 && nr == NR_GETGID) {
+			if (exec == 3 && last_nr == NR_GETGID) {
 				SF_REG_RET(regs) = 4242;
 				ptrace(PTRACE_SETREGS, pid, 0, &regs);
 			}
@@ -210,6 +227,10 @@ static void trace_atoms(void)
 	sf_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && !bad,
 	      "ptrace: tracee ran its 3 chains and exited (%s, %d bad stops)",
 	      sf_status_str(st), bad);
+	sf_ok(alternate, "ptrace: entry and exit stops alternate, chains included");
+	sf_ok(exec == 3 && exec_ended == 3,
+	      "ptrace: each async_exec() has its exit stop, returning 0, before its chain (%d of %d)",
+	      exec_ended, exec);
 
 	/* Chain 1: E X for each atom, in order, with its number and arguments. */
 	{
