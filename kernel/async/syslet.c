@@ -397,7 +397,8 @@ static int syslet_store(const struct syslet_uatom *a, long ret)
  * Takes the atom that follows an atom with SYSLET_NEXT_QUEUE from the
  * queue at @uq: *@next is entries[head], head advanced by one, or 0 when
  * the queue is empty. Returns 0, -EFAULT when the queue cannot be read or
- * written, -EINTR on a signal while other threads keep changing head.
+ * written, -EINVAL when it is misaligned, -EINTR on a signal while other
+ * threads keep changing head.
  *
  * head moves only by a compare-and-exchange from a value below nr, so each
  * entry is taken once however many chains take at once. Everything here
@@ -420,6 +421,14 @@ static int syslet_take(u64 uq, u64 *next)
 	*next = 0;
 	if (!q)
 		return -EFAULT;
+	/*
+	 * head must not straddle two cache lines: a locked instruction on it
+	 * would be a split lock, which stalls the machine or, with split lock
+	 * detection, is fatal in the kernel. Aligned as a u32 (the i386 ABI
+	 * aligns the struct no further), it cannot.
+	 */
+	if (!IS_ALIGNED(uq, sizeof(u32)))
+		return -EINVAL;
 	/* One user access region for the queue: its fields are adjacent. */
 	for (;;) {
 		if (!user_access_begin(q, sizeof(*q)))

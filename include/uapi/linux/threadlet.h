@@ -176,7 +176,8 @@ struct async_head_user {
  * its atoms as a thread pool shares requests, each atom run once. A chain
  * that finds head >= nr (or takes a zero entry) ends there. User space may
  * queue more atoms while chains run: write the entries, then raise nr.
- * The kernel writes head only.
+ * The kernel writes head only. A queue not aligned to 4 bytes ends the
+ * chain with -EINVAL in the taking atom's result.
  */
 struct syslet_uatom {
 	__u32 flags;
