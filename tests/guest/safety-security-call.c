@@ -13,6 +13,12 @@
  *
  * Expected: seccomp() returns 0, the head is filtered (PR_GET_SECCOMP),
  * and the sleep in it fell back with FB_CALL.
+ *
+ * execve() is pinned too: it may sleep before it is under way (copying
+ * the path, allocating), and handed off there the new image would run in
+ * the task that carries a pool thread's identity, with that thread's
+ * signal mask. A path in a page on disk makes the copy sleep; the path
+ * does not exist, so the call returns ENOENT, and must do so in place.
  */
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -23,10 +29,47 @@ static struct async_head_user ahu;
 static struct sock_fprog prog;
 static volatile long rc = 1;
 
+static const char *exec_path;
+static volatile int exec_errno;
+
 static long install_fn(void *data)
 {
 	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 	return complete_threadlet_fn(data, &ahu);
+}
+
+static long exec_fn(void *data)
+{
+	char *argv[] = { "x", NULL };
+
+	rc = syscall(SYS_execve, exec_path, argv, argv + 1);
+	exec_errno = errno;
+	return complete_threadlet_fn(data, &ahu);
+}
+
+/* A path that does not exist, in a file page that is not in the page cache. */
+static int path_on_disk(const char *path)
+{
+	static const char name[] = "/nonexistent/tl-exec-path";
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	char *p;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, name, sizeof(name)) != sizeof(name) || ftruncate(fd, 4096)) {
+		close(fd);
+		return -1;
+	}
+	fsync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	tl_drop_caches();
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	madvise(p, 4096, MADV_PAGEOUT);
+	exec_path = p;
+	return 0;
 }
 
 /* A filter of one "allow" in a file page that is not in the page cache. */
@@ -55,6 +98,7 @@ static int filter_on_disk(const char *path)
 struct result {
 	int skip, slept, in_place, filtered;
 	long rc;
+	int exec_errno;
 	unsigned int last_fallback;
 };
 
@@ -63,20 +107,22 @@ static struct result *res;
 /* One try in a process of its own: a filter installed stays. */
 static void run(void *arg)
 {
+	int exec = *(int *)arg >= 100;
 	unsigned long stack = threadlet_stack_alloc(64 << 10);
 	unsigned long long fb0;
 	char path[64];
 	long ret;
 	int ev;
 
-	snprintf(path, sizeof(path), "/mnt/disk/tl-seccomp.%d", getpid());
+	snprintf(path, sizeof(path), "/mnt/disk/tl-%s.%d", exec ? "exec" : "seccomp", getpid());
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || threadlet_err(stack) ||
-	    async_head_init(&ahu, 16, 2) || filter_on_disk(path)) {
+	    async_head_init(&ahu, 16, 2) ||
+	    (exec ? path_on_disk(path) : filter_on_disk(path))) {
 		res->skip = 1;
 		return;
 	}
 	fb0 = __threadlet_area.nr_fallbacks;
-	ret = threadlet_exec(install_fn, &ev, stack, &ahu);
+	ret = threadlet_exec(exec ? exec_fn : install_fn, &ev, stack, &ahu);
 	if (ret == 0)
 		sf_wait_event(&ahu, 10000);
 	res->slept = ret == 0 || __threadlet_area.nr_fallbacks > fb0;
@@ -84,6 +130,7 @@ static void run(void *arg)
 	res->last_fallback = __threadlet_area.last_fallback;
 	res->rc = rc;
 	res->filtered = prctl(PR_GET_SECCOMP) == 2;
+	res->exec_errno = exec_errno;
 	tl_diag("try %d: threadlet_exec %ld; fallbacks %llu -> %llu, last %u",
 		*(int *)arg, ret, fb0, (unsigned long long)__threadlet_area.nr_fallbacks,
 		res->last_fallback);
@@ -115,6 +162,21 @@ int main(void)
 	sf_ok(res->filtered, "the head that installed the filter is filtered");
 	sf_ok(res->in_place && res->last_fallback == THREADLET_FB_CALL,
 	      "its sleep in seccomp() was not handed off (FB_CALL; last fallback %u)",
+	      res->last_fallback);
+
+	for (i = 100; i < 108; i++) {
+		memset(res, 0, sizeof(*res));
+		status = sf_child(run, &i, 60);
+		if (res->skip || res->slept || !sf_exited0(status))
+			break;
+	}
+	sf_ok(sf_exited0(status) && res->slept,
+	      "execve() of a path in a page on disk slept in %d tries: child %s", i - 99,
+	      sf_status_str(status));
+	sf_ok(res->rc == -1 && res->exec_errno == ENOENT, "execve() returned ENOENT (%ld, %d)",
+	      res->rc, res->exec_errno);
+	sf_ok(res->in_place && res->last_fallback == THREADLET_FB_CALL,
+	      "its sleep in execve() was not handed off (FB_CALL; last fallback %u)",
 	      res->last_fallback);
 	return tl_exit();
 }
