@@ -17,9 +17,7 @@
 #include <linux/sched/task_stack.h>
 #include <asm/desc.h>
 #include <asm/fsgsbase.h>
-#include <asm/proto.h>
 #include <asm/pkru.h>
-#include <asm/prctl.h>
 #include <asm/threadlet.h>
 #include <uapi/linux/threadlet.h>
 
@@ -244,6 +242,19 @@ static __always_inline void threadlet_set_fsbase(unsigned long base)
 	current->thread.fsbase = base;
 	preempt_enable();
 }
+
+/*
+ * The same for the user GS base. Not ARCH_SET_GS: it refuses a base at or
+ * above TASK_SIZE_MAX, which WRGSBASE lets user space set, and it would
+ * load the null selector that arch_threadlet_check() found already.
+ */
+static __always_inline void threadlet_set_gsbase(unsigned long base)
+{
+	preempt_disable();
+	x86_gsbase_write_cpu_inactive(base);
+	current->thread.gsbase = base;
+	preempt_enable();
+}
 #endif
 
 /*
@@ -267,7 +278,7 @@ void arch_threadlet_swap_tls(struct task_struct *head,
 	threadlet_set_fsbase(spare->thread.fsbase);
 	/* Most programs leave GS alone: then the two bases are the same. */
 	if (spare->thread.gsbase != head_tls->gsbase)
-		do_arch_prctl_64(head, ARCH_SET_GS, spare->thread.gsbase);
+		threadlet_set_gsbase(spare->thread.gsbase);
 #endif
 }
 
@@ -310,7 +321,7 @@ void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 	 * parked (arch_threadlet_park()), or restored from there since.
 	 */
 	if (current->thread.gsbase != tls->gsbase)
-		do_arch_prctl_64(current, ARCH_SET_GS, tls->gsbase);
+		threadlet_set_gsbase(tls->gsbase);
 #endif
 	arch_threadlet_set_frame(regs, ip, sp);
 }
