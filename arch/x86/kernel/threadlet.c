@@ -64,6 +64,13 @@ static inline u16 threadlet_ds(struct task_struct *t) { return t->thread.ds; }
 static inline u16 threadlet_es(struct task_struct *t) { return t->thread.es; }
 static inline u16 threadlet_fs(struct task_struct *t) { return t->thread.fsindex; }
 static inline u16 threadlet_gs(struct task_struct *t) { return t->thread.gsindex; }
+
+/* A selector of one of the GDT's TLS entries. */
+static inline bool threadlet_tls_sel(u16 sel)
+{
+	return !(sel & SEGMENT_TI_MASK) &&
+	       (sel >> 3) >= GDT_ENTRY_TLS_MIN && (sel >> 3) <= GDT_ENTRY_TLS_MAX;
+}
 #else
 static inline bool threadlet_user32(struct task_struct *t)
 {
@@ -158,11 +165,24 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 static void threadlet_load_tls32(const struct threadlet_tls *tls)
 {
 	struct thread_struct *t = &current->thread;
+	unsigned short __maybe_unused sel;
 
 	preempt_disable();
 	memcpy(t->tls_array, tls->tls_array, sizeof(t->tls_array));
 	load_TLS(t, smp_processor_id());
 #ifdef CONFIG_X86_64
+	/*
+	 * DS and ES (the same selectors in both, arch_threadlet_check()) are
+	 * live too and keep the base of the entry they loaded: reload one
+	 * that selects a TLS entry, as set_thread_area() does. The i386
+	 * exit to user space loads them from the frame.
+	 */
+	savesegment(ds, sel);
+	if (threadlet_tls_sel(sel))
+		loadsegment(ds, sel);
+	savesegment(es, sel);
+	if (threadlet_tls_sel(sel))
+		loadsegment(es, sel);
 	t->fsindex = tls->fsindex;
 	t->gsindex = tls->gsindex;
 	loadsegment(fs, tls->fsindex);
