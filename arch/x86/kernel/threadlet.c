@@ -134,6 +134,16 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 	    READ_ONCE(head->rmid) != READ_ONCE(spare->rmid))
 		return THREADLET_FB_ARCH;
 #endif
+#ifdef CONFIG_X86_64
+	/*
+	 * The dynamic features (AMX) each task has enabled: a signal frame
+	 * restored by the other task (a threadlet started in a handler) is
+	 * cut to the features of the task that restores it.
+	 */
+	if (head->thread.fpu.fpstate->user_xfeatures !=
+	    spare->thread.fpu.fpstate->user_xfeatures)
+		return THREADLET_FB_ARCH;
+#endif
 #ifdef CONFIG_X86_INTEL_MEMORY_PROTECTION_KEYS
 	/* current's PKRU is live in the register, a sleeper's in thread. */
 	if (cpu_feature_enabled(X86_FEATURE_OSPKE) &&
