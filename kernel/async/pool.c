@@ -59,6 +59,15 @@ static int threadlet_check_head(struct task_struct *tsk, bool sleeping)
 		return THREADLET_FB_RT;
 	if (!list_empty(&tsk->pi_state_list) || tsk->pi_blocked_on)
 		return THREADLET_FB_PI;
+#ifdef CONFIG_PREEMPT_NOTIFIERS
+	/*
+	 * KVM's loaded vCPU (vcpu_load() to vcpu_put()): the guest's MSRs are
+	 * live, the host's FS and GS bases saved for the next VM exit. The
+	 * hook runs before the notifier puts them back.
+	 */
+	if (!hlist_empty(&tsk->preempt_notifiers))
+		return THREADLET_FB_TASK;
+#endif
 	/* Signal waits and parked threads: see threadlet_pin(). */
 	if (tsk->threadlet_pin)
 		return tsk->threadlet_pin;
