@@ -16,6 +16,7 @@
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <asm/desc.h>
+#include <asm/fpu/xstate.h>
 #include <asm/fsgsbase.h>
 #include <asm/pkru.h>
 #include <asm/threadlet.h>
@@ -138,9 +139,13 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 	/*
 	 * The dynamic features (AMX) each task has enabled: a signal frame
 	 * restored by the other task (a threadlet started in a handler) is
-	 * cut to the features of the task that restores it.
+	 * cut to the features of the task that restores it. A task enables
+	 * one only after the process has the permission, which is never
+	 * taken back; without it, all tasks have the same features.
 	 */
-	if (head->thread.fpu.fpstate->user_xfeatures !=
+	if (unlikely(READ_ONCE(head->group_leader->thread.fpu.perm.__state_perm) &
+		     XFEATURE_MASK_USER_DYNAMIC) &&
+	    head->thread.fpu.fpstate->user_xfeatures !=
 	    spare->thread.fpu.fpstate->user_xfeatures)
 		return THREADLET_FB_ARCH;
 #endif
