@@ -346,20 +346,18 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	return 0;
 }
 
-/* 0: handed off; a THREADLET_FB_* reason: fell back; -1: not armed. */
+/*
+ * 0: handed off; a THREADLET_FB_* reason: fell back. @flags: the area's
+ * flags, THREADLET_ON set, read by the caller through @reg, the pointer it
+ * read once: a dependency that pairs with threadlet_handoff()'s smp_wmb().
+ */
 static int threadlet_try_handoff(struct task_struct *tsk,
-				 struct threadlet_reg *reg, bool sleeping)
+				 struct threadlet_reg *reg, u32 flags,
+				 bool sleeping)
 {
-	/*
-	 * The flag is read through @reg, the pointer the caller read once:
-	 * a dependency that pairs with threadlet_handoff()'s smp_wmb().
-	 */
 	struct threadlet_area *a = reg->karea;
-	u32 flags = READ_ONCE(a->flags);
 	int reason;
 
-	if (!(flags & THREADLET_ON))
-		return -1;
 	/* A signal handler runs on top of the threadlet (area.c). */
 	if (flags & THREADLET_SIGNAL)
 		reason = THREADLET_FB_SIGNALS;
@@ -375,16 +373,17 @@ static int threadlet_try_handoff(struct task_struct *tsk,
 }
 
 /*
- * Every sleep of a registered task comes here, and most (a cache-miss
- * thread's, a head's outside a threadlet) are not armed: the flag is
- * tested before threadlet_try_handoff() and the hand-off inlined in it
- * save their registers. It tests the flag again, as it must for the
- * SYSLET_ASYNC caller.
+ * Every sleep of a registered task that is not parked comes here, and
+ * most (a cache-miss thread's, a head's outside a threadlet) are not
+ * armed: the flag is tested before threadlet_try_handoff() and the
+ * hand-off inlined in it save their registers.
  */
 void __threadlet_sleeping(struct task_struct *tsk, struct threadlet_reg *reg)
 {
-	if (READ_ONCE(reg->karea->flags) & THREADLET_ON)
-		threadlet_try_handoff(tsk, reg, true);
+	u32 flags = READ_ONCE(reg->karea->flags);
+
+	if (flags & THREADLET_ON)
+		threadlet_try_handoff(tsk, reg, flags, true);
 }
 
 /*
@@ -393,7 +392,11 @@ void __threadlet_sleeping(struct task_struct *tsk, struct threadlet_reg *reg)
  */
 int threadlet_handoff_now(struct task_struct *tsk, struct threadlet_reg *reg)
 {
-	return threadlet_try_handoff(tsk, reg, false) == 0 ? 0 : -EAGAIN;
+	u32 flags = READ_ONCE(reg->karea->flags);
+
+	if (!(flags & THREADLET_ON))
+		return -EAGAIN;
+	return threadlet_try_handoff(tsk, reg, flags, false) == 0 ? 0 : -EAGAIN;
 }
 
 /*
