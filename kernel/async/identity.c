@@ -47,6 +47,7 @@
 #include <linux/iocontext.h>
 #include <linux/nsproxy.h>
 #include <linux/pid_namespace.h>
+#include <linux/posix-timers.h>
 #include <linux/ptrace.h>
 #include <linux/rseq.h>
 #include <linux/cgroup.h>
@@ -271,6 +272,28 @@ fault:
 #endif
 }
 
+/*
+ * Whether a timer on one of @t's own CPU clocks is queued on @t. It
+ * measures this task's CPU time, so it stays with the task while the
+ * thread ID it was set by moves, and every later lookup of the timer's
+ * task goes by that ID: a hand-off would leave it queued on a task the ID
+ * no longer finds. Caller holds siglock, under which timers are queued
+ * (posix_cpu_timer_set(), which also checks that its task still has the
+ * ID, patch 0012) and dequeued. The process's timers are in ->signal.
+ */
+static bool threadlet_thread_timers(struct task_struct *t)
+{
+#ifdef CONFIG_POSIX_TIMERS
+	struct posix_cputimer_base *base = t->posix_cputimers.bases;
+
+	return timerqueue_getnext(&base[CPUCLOCK_PROF].tqhead) ||
+	       timerqueue_getnext(&base[CPUCLOCK_VIRT].tqhead) ||
+	       timerqueue_getnext(&base[CPUCLOCK_SCHED].tqhead);
+#else
+	return false;
+#endif
+}
+
 static int threadlet_check_task(struct task_struct *a, struct task_struct *b,
 				int *rseq_cpu)
 {
@@ -278,12 +301,6 @@ static int threadlet_check_task(struct task_struct *a, struct task_struct *b,
 	    (a->flags & THREADLET_USER_PF) != (b->flags & THREADLET_USER_PF) ||
 	    READ_ONCE(a->atomic_flags) != READ_ONCE(b->atomic_flags))
 		return THREADLET_FB_TASK;
-#ifdef CONFIG_POSIX_TIMERS
-	/* A timer that measures this thread's CPU time cannot follow it. */
-	if (a->posix_cputimers.timers_active ||
-	    b->posix_cputimers.timers_active)
-		return THREADLET_FB_TASK;
-#endif
 #ifdef CONFIG_GENERIC_ENTRY
 	if (test_task_syscall_work(a, SYSCALL_USER_DISPATCH) ||
 	    test_task_syscall_work(b, SYSCALL_USER_DISPATCH))
@@ -663,12 +680,8 @@ int threadlet_swap_identity(struct task_struct *head,
 	else if (spare->ptrace || head->ptrace ||
 		 !list_empty(&spare->ptraced) || !list_empty(&head->ptraced))
 		ret = THREADLET_FB_PTRACE;
-#ifdef CONFIG_POSIX_TIMERS
-	/* Another thread arms a CPU timer on either under siglock. */
-	else if (head->posix_cputimers.timers_active ||
-		 spare->posix_cputimers.timers_active)
+	else if (threadlet_thread_timers(head) || threadlet_thread_timers(spare))
 		ret = THREADLET_FB_TASK;
-#endif
 	else if (global && !threadlet_children_few(head, spare))
 		ret = THREADLET_FB_TASK;
 	else if (thread_group_leader(head) &&
