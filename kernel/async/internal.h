@@ -187,7 +187,9 @@ extern unsigned long threadlet_pinned_map32[];
  * Whether current, about to sleep, is inside a system call that changes
  * its own sandbox or credentials: seccomp filters, no_new_privs and the
  * other prctl() settings, capabilities, groups and ids, namespaces, the
- * session keyring, the personality, a Landlock domain; and exec, whose new
+ * keyrings (keyctl(), and add_key() and request_key(), which create the
+ * thread, process or session keyring they name), the personality, a
+ * Landlock domain; and exec, whose new
  * image takes the signal mask and other state of the task that runs it.
  * Such a call may
  * sleep before it commits (seccomp() copies its filter from user memory,

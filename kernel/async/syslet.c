@@ -73,8 +73,9 @@ static const u16 threadlet_nr_pinned_64[] __initconst = {
 	__NR_seccomp, __NR_prctl, __NR_capset, __NR_setgroups,
 	__NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid,
 	__NR_setresuid, __NR_setresgid, __NR_setfsuid, __NR_setfsgid,
-	__NR_setns, __NR_unshare, __NR_keyctl, __NR_personality,
-	__NR_landlock_restrict_self, __NR_execve, __NR_execveat,
+	__NR_setns, __NR_unshare, __NR_keyctl, __NR_add_key, __NR_request_key,
+	__NR_personality, __NR_landlock_restrict_self, __NR_execve,
+	__NR_execveat,
 };
 
 unsigned long threadlet_pinned_map64[BITS_TO_LONGS(NR_syscalls)] __ro_after_init;
@@ -150,6 +151,7 @@ static const u16 threadlet_nr_pinned_32[] __initconst = {
 	SYSLET_NR32(setresgid32), SYSLET_NR32(setfsuid),
 	SYSLET_NR32(setfsuid32), SYSLET_NR32(setfsgid), SYSLET_NR32(setfsgid32),
 	SYSLET_NR32(setns), SYSLET_NR32(unshare), SYSLET_NR32(keyctl),
+	SYSLET_NR32(add_key), SYSLET_NR32(request_key),
 	SYSLET_NR32(personality), SYSLET_NR32(landlock_restrict_self),
 	SYSLET_NR32(execve), SYSLET_NR32(execveat),
 };
