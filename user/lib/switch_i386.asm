@@ -11,11 +11,15 @@
 ;
 ; Head frame, from its lowest address (= head_sp):
 ;   +0   edi  +4 esi  +8 ebx  +12 ebp
-;   +16  return address of threadlet_exec / tl_switch_run, then its arguments
+;   +16  return address of threadlet_exec / tl_switch_run, then its
+;        arguments; once fn and data are copied to the top block, their
+;        two slots hold mxcsr (4 bytes) and the x87 control word (2 bytes)
+;        for .resume (argument slots belong to the callee)
 ; Top block, the 32 bytes under the threadlet stack's top (esp at the
 ; call of fn):
 ;   +0   fn's argument (data; fn's to change)  +4 data  +8 fn
-;   +24  mxcsr (4 bytes)  +28 x87 control word (2 bytes)
+; The top block is the threadlet's, which the program may free or reuse
+; once fn has completed: the new head never touches it.
 ; The offsets are checked against struct tl_head_frame and struct tl_top
 ; in threadlet.c with _Static_assert. Across threadlet_on() and fn, two
 ; callee-saved registers hold what this code needs after fn, and fn
@@ -56,10 +60,10 @@
 ; .home, as on x86-64; the fast path runs one.
 FRAME_ARGS	equ 20		; first argument, above the return address
 FRAME_STACK_TOP	equ FRAME_ARGS + 8
+FRAME_MXCSR	equ FRAME_ARGS	; fn's slot, once fn is in the top block
+FRAME_FCW	equ FRAME_ARGS + 4	; data's
 TOP_DATA	equ 4
 TOP_FN		equ 8
-TOP_MXCSR	equ 24
-TOP_FCW		equ 28
 TOP_SIZE	equ 32
 
 %include "area.inc"
@@ -202,8 +206,6 @@ threadlet_exec:
 	cmp	eax, 4096			; no stack ends in the first page
 	jb	.slow
 .checked:	; eax = stack_top, ecx = .pc, edx = ahu, ebp = the area's offset
-	stmxcsr	[eax - TOP_SIZE + TOP_MXCSR]
-	fnstcw	[eax - TOP_SIZE + TOP_FCW]
 	mov	ebx, esp			; the head frame is complete
 	cfi_def_cfa DW_EBX, FRAME_ARGS
 	lea	esp, [eax - TOP_SIZE + TOP_FN + 4]
@@ -211,6 +213,8 @@ threadlet_exec:
 	push	dword [ebx + FRAME_ARGS + 4]	; TOP_DATA
 	push	dword [ebx + FRAME_ARGS + 4]	; fn's argument; esp 16-byte aligned
 	CFI_ON_THREADLET_STACK
+	stmxcsr	[ebx + FRAME_MXCSR]		; in the fn and data slots
+	fnstcw	[ebx + FRAME_FCW]
 	mov	eax, [ecx + tl_on_regs - .pc]
 	lea	ecx, [ecx + .resume - .pc]
 	call	eax				; on: ebp area, ecx .resume, ebx frame, edx ahu
@@ -248,9 +252,8 @@ threadlet_exec:
 	cfi_def_cfa CFI_SP, FRAME_ARGS
 	cfi_restore CFI_RA
 	endbr32
-	mov	edx, [esp + FRAME_STACK_TOP]
-	ldmxcsr	[edx - TOP_SIZE + TOP_MXCSR]
-	fldcw	[edx - TOP_SIZE + TOP_FCW]
+	ldmxcsr	[esp + FRAME_MXCSR]
+	fldcw	[esp + FRAME_FCW]
 	mov	dword [esp + FRAME_STACK_TOP], 0 ; the cache-miss thread's unwind ends here
 	POP_CALLEE_SAVED
 	ret

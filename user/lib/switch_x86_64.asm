@@ -18,25 +18,33 @@
 ;   +8   r15  +16 r14  +24 r13  +32 r12  +40 rbx  +48 rbp
 ;   +56  return address of threadlet_exec
 ; Top block, the 32 bytes under the threadlet stack's top:
-;   +0   mxcsr (4 bytes)  +4 x87 control word (2 bytes)
 ;   +8   fn  +16 data  +24 the head's rsp at entry (-> return address)
-; The cache-miss thread keeps using the top block (data, for a thread
-; whose fn returns without completing); the new head reads it at .resume,
-; with rsp on its own stack, and clears TOP_HEAD there (its last access),
-; which the cache-miss thread never reads. The offsets are checked against
-; struct tl_head_frame and struct tl_top in threadlet.c with _Static_assert.
+; The head's mxcsr and x87 control word: in tl_head_ctl, this thread's
+; TLS right after its area, which moves with the head at a hand-off.
+; The top block is the threadlet's: the cache-miss thread keeps using it
+; (data, for a thread whose fn returns without completing), and once fn
+; has completed the program may free or reuse the stack. So the new head
+; never touches it: .resume reads its TLS and its own stack. (A signal
+; handler that runs before .resume and starts a threadlet of its own
+; replaces tl_head_ctl: the head then returns with the handler's control
+; words, which are the defaults; no other state is affected.) The offsets
+; are checked against struct tl_head_frame and struct tl_top in
+; threadlet.c with _Static_assert.
 ;
 ; Unwinding (cfi.inc; the call frame information follows the code). While
 ; fn runs, the frame that called it is tl_switch_run's, whose CFA is
 ; TOP_HEAD + 8 on the head's stack: a backtrace from fn walks into the
 ; caller of threadlet_exec(). After a hand-off the frames on the head's
 ; stack are the new head's, not the cache-miss thread's, so there the
-; unwind ends at tl_switch_run: once .resume has cleared TOP_HEAD, the
-; rules below give that frame a CFA at the threadlet stack's top and a
-; return address of 0, the end of the stack for libgcc and gdb alike. (In
-; the few instructions between the hand-off and .resume, a cache-miss
-; thread's backtrace still reads the head's frames, which the new head is
-; about to pop: it may show the head's callers.)
+; unwind ends at tl_switch_run: the rules take the head frame as this
+; threadlet's only while its FRAME_TOP still points back at this top
+; block, which .resume clears (on the new head's own stack) before it
+; pops the frame; otherwise they give tl_switch_run a CFA at the
+; threadlet stack's top and a return address of 0, the end of the stack
+; for libgcc and gdb alike. As on i386, a cache-miss thread's backtrace
+; reads that one word of the head's stack. (In the few instructions
+; between the hand-off and .resume, it may still show the head's
+; callers.)
 ;
 ; endbr64 (CET's indirect branch tracking) stands where an indirect branch
 ; lands: threadlet_exec (called through the PLT or a pointer), .resume
@@ -45,8 +53,9 @@
 ; directly, and the returns after the calls need none. The fast path runs
 ; one endbr64, a NOP on a CPU without CET.
 FRAME_TOP	equ 0
-TOP_MXCSR	equ 0
-TOP_FCW		equ 4
+FRAME_SIZE	equ 56		; up to the return address
+CTL_MXCSR	equ AREA_SIZE	; tl_head_ctl, from the area
+CTL_FCW		equ AREA_SIZE + 4
 TOP_FN		equ 8
 TOP_DATA	equ 16
 TOP_HEAD	equ 24
@@ -123,21 +132,24 @@ DW_R14	equ 14
 DW_R15	equ 15
 
 ; tl_switch_run's frame while rsp is at the top block (fn and the code
-; after it). CFA: TOP_HEAD + 8, or the threadlet stack's top (rsp +
-; TOP_SIZE) once TOP_HEAD is 0, after a hand-off; the return address: the
-; word at TOP_HEAD, or 0. The callee-saved registers keep their rules
+; after it). CFA: TOP_HEAD + 8 while the head frame's FRAME_TOP (at
+; TOP_HEAD - FRAME_SIZE) equals rsp, else (after a hand-off) the threadlet
+; stack's top, rsp + TOP_SIZE; the return address: the word at TOP_HEAD,
+; or 0. The callee-saved registers keep their rules
 ; (CFA - 16 ... - 56, the head frame's slots).
 %macro CFI_AT_TOP_BLOCK 0
-	cfi_escape DW_CFA_def_cfa_expression, 15, \
+	cfi_escape DW_CFA_def_cfa_expression, 22, \
 		DW_OP_breg0 + CFI_SP, TOP_HEAD, DW_OP_deref, \
-		DW_OP_dup, DW_OP_bra, 6, 0, \
+		DW_OP_dup, DW_OP_const1u, FRAME_SIZE, DW_OP_minus, DW_OP_deref, \
+		DW_OP_breg0 + CFI_SP, 0, DW_OP_eq, DW_OP_bra, 6, 0, \
 		DW_OP_drop, DW_OP_breg0 + CFI_SP, TOP_SIZE, \
 		DW_OP_skip, 2, 0, \
 		DW_OP_plus_uconst, 8
-	cfi_escape DW_CFA_val_expression, CFI_RA, 12, \
+	cfi_escape DW_CFA_val_expression, CFI_RA, 21, \
 		DW_OP_drop, DW_OP_breg0 + CFI_SP, TOP_HEAD, DW_OP_deref, \
-		DW_OP_dup, DW_OP_bra, 3, 0, \
-		DW_OP_skip, 1, 0, \
+		DW_OP_dup, DW_OP_const1u, FRAME_SIZE, DW_OP_minus, DW_OP_deref, \
+		DW_OP_breg0 + CFI_SP, 0, DW_OP_eq, DW_OP_bra, 5, 0, \
+		DW_OP_drop, DW_OP_lit0, DW_OP_skip, 1, 0, \
 		DW_OP_deref
 %endmacro
 
@@ -201,8 +213,8 @@ tl_switch_run:
 	mov	[rdx + TOP_HEAD], rsp
 	mov	[rdx + TOP_DATA], rsi
 	mov	[rdx + TOP_FN], rdi
-	stmxcsr	[rdx + TOP_MXCSR]
-	fnstcw	[rdx + TOP_FCW]
+	stmxcsr	[r8 + CTL_MXCSR]
+	fnstcw	[r8 + CTL_FCW]
 	PUSH_CALLEE_SAVED
 	push	rdx				; the head frame is complete
 	cfi_adjust_cfa_offset 8
@@ -244,13 +256,13 @@ tl_switch_run:
 	jmp	.done
 
 .resume:				; new head after a hand-off, rax = 0
-	cfi_def_cfa CFI_SP, 64
+	cfi_def_cfa CFI_SP, FRAME_SIZE + 8
 	cfi_restore CFI_RA
 	endbr64
-	mov	rdx, [rsp + FRAME_TOP]
-	ldmxcsr	[rdx + TOP_MXCSR]
-	fldcw	[rdx + TOP_FCW]
-	mov	qword [rdx + TOP_HEAD], 0	; the cache-miss thread's unwind ends here
+	mov	qword [rsp + FRAME_TOP], 0	; the cache-miss thread's unwind ends here
+	mov	rdx, [rel __threadlet_area wrt ..gottpoff]
+	ldmxcsr	[fs:rdx + CTL_MXCSR]
+	fldcw	[fs:rdx + CTL_FCW]
 	add	rsp, 8
 	cfi_def_cfa_offset 56
 	POP_CALLEE_SAVED

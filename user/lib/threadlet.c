@@ -38,15 +38,11 @@ struct tl_head_frame {
 };
 
 struct tl_top {
-	uint32_t mxcsr;
-	uint16_t fcw;
-	uint16_t pad;
+	uint64_t unused;
 	uint64_t fn, data, head;
 };
 _Static_assert(offsetof(struct tl_head_frame, top) == 0, "FRAME_TOP");
-_Static_assert(offsetof(struct tl_head_frame, ret) == 56, "head frame: 7 quadwords");
-_Static_assert(offsetof(struct tl_top, mxcsr) == 0, "TOP_MXCSR");
-_Static_assert(offsetof(struct tl_top, fcw) == 4, "TOP_FCW");
+_Static_assert(offsetof(struct tl_head_frame, ret) == 56, "FRAME_SIZE");
 _Static_assert(offsetof(struct tl_top, fn) == 8, "TOP_FN");
 _Static_assert(offsetof(struct tl_top, data) == 16, "TOP_DATA");
 _Static_assert(offsetof(struct tl_top, head) == 24, "TOP_HEAD");
@@ -60,16 +56,11 @@ struct tl_head_frame {
 
 struct tl_top {
 	uint32_t arg, data, fn;
-	uint32_t pad[3];
-	uint32_t mxcsr;
-	uint16_t fcw;
-	uint16_t pad2;
+	uint32_t pad[5];
 };
 _Static_assert(offsetof(struct tl_head_frame, args) == 20, "FRAME_ARGS");
 _Static_assert(offsetof(struct tl_top, data) == 4, "TOP_DATA");
 _Static_assert(offsetof(struct tl_top, fn) == 8, "TOP_FN");
-_Static_assert(offsetof(struct tl_top, mxcsr) == 24, "TOP_MXCSR");
-_Static_assert(offsetof(struct tl_top, fcw) == 28, "TOP_FCW");
 _Static_assert(sizeof(struct tl_top) == 32, "TOP_SIZE");
 #else
 #error "libthreadlet supports x86-64 and i386"
