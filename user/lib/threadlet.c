@@ -139,24 +139,51 @@ long tl_syscall_off_tls(long tls_offset)
 }
 
 static struct tl_pool *tl_pools;
+static pthread_mutex_t tl_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t tl_pools_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Bumped under tl_pools_lock when a pool ends: see tl_job_pool(). */
+static unsigned int tl_pools_gen;
+
+/*
+ * fork() copies the two locks as they are: held by another thread of the
+ * parent, they would stay held in the child, where that thread does not
+ * exist. So fork takes them, and both sides let go.
+ */
+static void tl_atfork_prepare(void)
+{
+	pthread_mutex_lock(&tl_stacks_lock);
+	pthread_mutex_lock(&tl_pools_lock);
+}
+
+static void tl_atfork_parent(void)
+{
+	pthread_mutex_unlock(&tl_pools_lock);
+	pthread_mutex_unlock(&tl_stacks_lock);
+}
 
 /*
  * A fork child has no registered area and no pool (the kernel keeps
- * neither across fork); forget the parent's. Their memory is the child's
- * to leak: the parent's threads that own it do not exist here.
+ * neither across fork); forget the parent's, also the pool the forking
+ * thread remembers (tl_job_cache: a new generation) and its cache-miss
+ * marks. Their memory is the child's to leak: the parent's threads that
+ * own it do not exist here.
  */
 static void tl_atfork_child(void)
 {
 	__threadlet_area.flags = 0;
 	__threadlet_area.lib_flags |= TL_LIB_UNREGISTERED;
+	__threadlet_area.lib_flags &= ~TL_LIB_CACHEMISS;
+	tl_pool_ahu = NULL;
 	tl_pools = NULL;
+	tl_pools_gen++;
+	tl_atfork_parent();
 }
 
 static void tl_init(void)
 {
 	const char *force = getenv("THREADLET_FORCE_SYSCALL");
 
-	pthread_atfork(NULL, NULL, tl_atfork_child);
+	pthread_atfork(tl_atfork_prepare, tl_atfork_parent, tl_atfork_child);
 	if (!force || strcmp(force, "1")) {
 		void *on = threadlet_vdso_sym("__vdso_threadlet_on");
 		void *off = threadlet_vdso_sym("__vdso_threadlet_off_tls");
@@ -273,7 +300,6 @@ struct tl_stack {
 	size_t map_size;
 };
 
-static pthread_mutex_t tl_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tl_stack *tl_stacks;
 
 unsigned long threadlet_stack_alloc(size_t size)
@@ -443,11 +469,6 @@ void tl_fn_returned_slow(void *data)
 }
 
 /* ---- async heads and their pools ------------------------------------- */
-
-
-static pthread_mutex_t tl_pools_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Bumped under tl_pools_lock when a pool ends: see tl_job_pool(). */
-static unsigned int tl_pools_gen;
 
 static void *tl_pool_main(void *arg);
 
