@@ -164,6 +164,12 @@ static void library(void)
 	tl_ok(threadlet_exec(NULL, NULL, stack, &a) == -EINVAL, "threadlet_exec: NULL fn");
 	tl_ok(threadlet_exec(noop, NULL, stack, NULL) == -EINVAL, "threadlet_exec: NULL head");
 	tl_ok(threadlet_exec(noop, NULL, stack, &a) == 1, "a fn that forgets complete_threadlet_fn still returns 1");
+	/* The area is registered now: these take the fast path. */
+	tl_ok(threadlet_exec(noop, NULL, (unsigned long)-EBUSY, &a) == -EINVAL,
+	      "threadlet_exec: an error value as the stack (-EBUSY, 16-byte aligned)");
+	tl_ok(threadlet_exec(noop, NULL, (unsigned long)-4080, &a) == -EINVAL,
+	      "threadlet_exec: an error value as the stack (-4080)");
+	tl_ok(threadlet_exec(noop, NULL, 32, &a) == -EINVAL, "threadlet_exec: a stack top of 32");
 	tl_ok(complete_threadlet_fn(NULL, &a) == -EINVAL, "complete_threadlet_fn outside a threadlet");
 	tl_ok(threadlet_err(threadlet_stack_alloc(0)) == -EINVAL,
 	      "threadlet_stack_alloc(0): -EINVAL");

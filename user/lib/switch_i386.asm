@@ -205,6 +205,8 @@ threadlet_exec:
 	jnz	.slow
 	cmp	eax, 4096			; no stack ends in the first page
 	jb	.slow
+	cmp	eax, -4096			; nor is an error value one
+	ja	.slow
 .checked:	; eax = stack_top, ecx = .pc, edx = ahu, ebp = the area's offset
 	mov	ebx, esp			; the head frame is complete
 	cfi_def_cfa DW_EBX, FRAME_ARGS

@@ -187,8 +187,8 @@ threadlet_exec:
 	jnz	tl_exec_slow
 	cmp	qword [r8 + AREA_STATE], 0
 	jne	tl_exec_slow
-	sub	rdx, TOP_SIZE			; borrows if stack_top is 0
-	jnb	tl_switch_run.top
+	sub	rdx, TOP_SIZE			; not above 0 signed: below
+	jg	tl_switch_run.top		; 32, or an error value
 	add	rdx, TOP_SIZE
 	jmp	tl_exec_slow
 .end:
