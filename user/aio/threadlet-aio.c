@@ -166,6 +166,7 @@ static int aio_atoms;
 
 static struct async_head_user aio_ahu;
 static pthread_once_t aio_once = PTHREAD_ONCE_INIT;
+static int aio_atfork_set;	/* under aio_once; never reset */
 static int aio_init_error;
 static int aio_ready;			/* tl_aio_init() succeeded */
 static pid_t aio_pid;
@@ -800,10 +801,15 @@ static void aio_atfork_child(void)
 	uint64_t *ring = (uint64_t *)(uintptr_t)aio_ahu.completion_ring;
 	uint64_t mask = aio_ahu.ring_size_bytes / sizeof(uint64_t) - 1;
 
-	/* Stacks the parent's threads gave back and no one popped are free. */
-	for (uint64_t i = aio_ahu.user_ring_idx; ring && i != aio_ahu.kernel_ring_idx; i++)
+	/*
+	 * Stacks the parent's threads gave back and no one popped are free;
+	 * taken once, so that a later fork does not count them again.
+	 */
+	for (uint64_t i = aio_ahu.user_ring_idx;
+	     ring && i != aio_ahu.kernel_ring_idx && aio_nstk < AIO_STACKS; i++)
 		if (ring[i & mask] & STACK_EVENT)
 			aio_stk[aio_nstk++] = ring[i & mask] & ~STACK_EVENT;
+	aio_ahu.user_ring_idx = aio_ahu.kernel_ring_idx;
 	/* The parent's requests, head and reaper are not the child's. */
 	memset(aio_table, 0, sizeof(aio_table));
 	aio_fdqs = NULL;
@@ -863,7 +869,15 @@ static void tl_aio_init(void)
 	pthread_detach(t);
 	aio_init_error = 0;
 	__atomic_store_n(&aio_ready, 1, __ATOMIC_RELEASE);
-	pthread_atfork(NULL, NULL, aio_atfork_child);
+	/*
+	 * Once per process image: a child that initializes again inherits
+	 * the registration, and a second one would run the handler twice in
+	 * its own children, counting each free stack twice.
+	 */
+	if (!aio_atfork_set) {
+		aio_atfork_set = 1;
+		pthread_atfork(NULL, NULL, aio_atfork_child);
+	}
 }
 
 /* ---- submission ------------------------------------------------------------ */
