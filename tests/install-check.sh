@@ -101,6 +101,11 @@ EX=$REPO/user/examples/syslet_file.c
 printf '#define __NR_threadlet_register (451)\n#define __NR_umem_add (0 + 458)\n#include <threadlet.h>\nint main(void) { return __NR_async_exec != 457; }\n' > "$W/nr-first.c"
 check "threadlet.h builds after headers that define its __NR_* (-Werror)" \
 	build nr-first "$LIB/pkgconfig" threadlet "$W/nr-first.c" -Wall -Werror -c
+# threadlet.h is C++ too (extern "C", no C++ keyword as a name).
+build_cxx() { CC=g++ build "$@"; }
+printf '#include <threadlet.h>\nint main() { struct syslet_uatom a = {}; return (int)a.user_data; }\n' > "$W/cxx.cc"
+check "threadlet.h builds as C++ (g++ -Wall -Werror)" \
+	build_cxx cxx "$LIB/pkgconfig" threadlet "$W/cxx.cc" -Wall -Werror -c
 AIO=$REPO/tests/guest/aio-basic.c
 check "syslet_file, shared: cc \$(pkg-config --cflags --libs threadlet)" \
 	build syslet_file-shared "$LIB/pkgconfig" threadlet "$EX"

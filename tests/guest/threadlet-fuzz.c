@@ -1814,7 +1814,7 @@ static void chain_build(struct chain *c, struct rng *r, struct thr *t, int hosti
 		else if (chance(r, 30))	/* rewrite a later atom's argument pointer */
 			a->ret_ptr = (u64)(uintptr_t)&c->at[below(r, n)].arg_ptr[below(r, 6)];
 		else if (chance(r, 30))
-			a->ret_ptr = (u64)(uintptr_t)&c->at[below(r, n)].private;
+			a->ret_ptr = (u64)(uintptr_t)&c->at[below(r, n)].user_data;
 		if (chance(r, 60))
 			a->flags |= SYSLET_NO_COMPLETE;
 		if (chance(r, 60)) {	/* go on with an atom taken from c->q */

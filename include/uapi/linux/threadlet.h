@@ -185,7 +185,7 @@ struct syslet_uatom {
 	__u64 ret_ptr;		/* __s64 *: where the result is stored */
 	__u64 next;		/* struct syslet_uatom *: next atom, 0 ends */
 	__u64 arg_ptr[6];	/* __u64 *: pointers to the arguments */
-	__u64 private;		/* for user space, never read by the kernel */
+	__u64 user_data;	/* for user space, never read by the kernel */
 };
 
 struct syslet_queue {
