@@ -147,6 +147,15 @@ static long noop(void *d)
 	return 1;
 }
 
+static struct async_head_user *exit_ahu;
+static int exit_ret;
+
+static long exit_fn(void *data)
+{
+	exit_ret = async_head_exit(exit_ahu);
+	return complete_threadlet_fn(data, exit_ahu);
+}
+
 static void library(void)
 {
 	struct async_head_user a;
@@ -159,11 +168,29 @@ static void library(void)
 	tl_ok(async_head_init(NULL, 16, 2) == -EINVAL, "async_head_init: NULL");
 	tl_ok(async_head_init(&a, 16, 2) == 0, "async_head_init");
 	tl_ok(async_head_init(&a, 16, 2) == -EBUSY, "async_head_init: twice");
+	{
+		static uint64_t raw_ring[8];
+		struct async_head_user r = {
+			.completion_ring = (uintptr_t)raw_ring,
+			.ring_size_bytes = sizeof(raw_ring),
+			.max_cachemiss_threads = 1,
+		};
+
+		tl_ok(syscall(__NR_async_register, &r, sizeof(r), 0) == 0,
+		      "a head registered without the library");
+		tl_ok(async_head_init(&r, 16, 2) == -EBUSY &&
+		      r.completion_ring == (uintptr_t)raw_ring && r.ring_size_bytes == sizeof(raw_ring),
+		      "async_head_init on it: -EBUSY, and it is left as it was");
+		syscall(__NR_async_register, &r, sizeof(r), ASYNC_UNREGISTER);
+	}
 	tl_ok(threadlet_exec(noop, NULL, stack + 8, &a) == -EINVAL, "threadlet_exec: misaligned stack");
 	tl_ok(threadlet_exec(noop, NULL, 0, &a) == -EINVAL, "threadlet_exec: no stack");
 	tl_ok(threadlet_exec(NULL, NULL, stack, &a) == -EINVAL, "threadlet_exec: NULL fn");
 	tl_ok(threadlet_exec(noop, NULL, stack, NULL) == -EINVAL, "threadlet_exec: NULL head");
 	tl_ok(threadlet_exec(noop, NULL, stack, &a) == 1, "a fn that forgets complete_threadlet_fn still returns 1");
+	exit_ahu = &a;
+	tl_ok(threadlet_exec(exit_fn, &exit_ret, stack, &a) == 1 && exit_ret == -EBUSY,
+	      "async_head_exit() inside a threadlet: -EBUSY (%d), the pool stays", exit_ret);
 	/* The area is registered now: these take the fast path. */
 	tl_ok(threadlet_exec(noop, NULL, (unsigned long)-EBUSY, &a) == -EINVAL,
 	      "threadlet_exec: an error value as the stack (-EBUSY, 16-byte aligned)");

@@ -687,7 +687,8 @@ int async_head_init_pool(struct async_head_user *ahu, unsigned int ring_entries,
 	for (pool = tl_pools; pool && pool->ahu != ahu; pool = pool->next)
 		;
 	pthread_mutex_unlock(&tl_pools_lock);
-	if (pool)
+	/* Registered behind the library's back: its indices are live. */
+	if (pool || syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_QUERY_PARKED) >= 0)
 		return -EBUSY;
 	pool = calloc(1, sizeof(*pool));
 	ring = calloc(ring_entries, sizeof(*ring));
@@ -779,6 +780,14 @@ int async_head_exit(struct async_head_user *ahu)
 	TL_KEEP_ERRNO;
 	struct tl_pool **pp, *pool = NULL;
 
+	/*
+	 * A threadlet, or a pool thread running one, would wait for its own
+	 * thread to end: every pool thread has to, and one that runs a
+	 * threadlet that went async is one.
+	 */
+	if ((__threadlet_area.flags & THREADLET_ON) ||
+	    (__threadlet_area.lib_flags & TL_LIB_CACHEMISS))
+		return -EBUSY;
 	pthread_mutex_lock(&tl_pools_lock);
 	for (pp = &tl_pools; *pp; pp = &(*pp)->next) {
 		if ((*pp)->ahu == ahu) {
