@@ -69,7 +69,8 @@ cmd="$cmd env LD_PRELOAD=$pre timeout 300 fio --name=v\$m-\$d --filename=/mnt/di
 cmd="$cmd --ioengine=posixaio --rw=randwrite --bs=4k --size=8m --iodepth=\$d --direct=\$m"
 cmd="$cmd --thread --verify=crc32c --do_verify=1 --verify_fatal=1 --minimal;"
 cmd="$cmd echo fio-rc=\$?; done; done"
-INITRD=$W/initramfs.cpio "$HERE/run-qemu.sh" --name posix-aio --timeout 1500 \
+# The test image and the suite's three builds, unpacked, outgrow 1 GiB.
+QEMU_MEM=2G INITRD=$W/initramfs.cpio "$HERE/run-qemu.sh" --name posix-aio --timeout 1500 \
 	--guest-timeout 1200 --cmd "$cmd" > "$W/run.out" 2>&1
 rc=$?
 log=$B/logs/posix-aio.log

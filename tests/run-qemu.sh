@@ -27,11 +27,12 @@
 #     and every result is "ok";
 #   - the guest reached the end marker before the timeout;
 #   - the kernel log has no BUG:, WARNING:, Oops, panic, lockdep, RCU stall,
-#     soft lockup or hung task report.
+#     soft lockup or hung task report, and the initramfs unpacked whole.
 # Exit status: 0 pass, 1 test failure, 2 kernel report, 3 timeout/crash.
 #
 # Environment: BUILD, KERNEL, INITRD, DISK (defaults under build/), and
-# QEMU_BIN [qemu-system-x86_64] (qemu-system-i386 boots the i386 kernel).
+# QEMU_BIN [qemu-system-x86_64] (qemu-system-i386 boots the i386 kernel),
+# QEMU_MEM [1G]: the guest's memory, which holds the unpacked initramfs.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -100,7 +101,7 @@ fi
 case "$cpus" in 1|2|3|4) ;; *) echo "run-qemu: --smp takes 1 to 4" >&2; exit 64 ;; esac
 smp=$cpus,sockets=$cpus,cores=1,threads=1
 [ "$icount" = 0 ] || smp=1
-qemu=("${QEMU_BIN:-qemu-system-x86_64}" -nographic -no-reboot -m 1G -smp "$smp"
+qemu=("${QEMU_BIN:-qemu-system-x86_64}" -nographic -no-reboot -m "${QEMU_MEM:-1G}" -smp "$smp"
 	-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" -nic none)
 [ "$disk" = 0 ] ||
 	qemu+=(-drive "file=$DISK,if=virtio,format=raw,snapshot=on${drive_opts:+,$drive_opts}")
@@ -167,7 +168,9 @@ reports+='DEBUG_LOCKS_WARN_ON|lockdep|detected stalls? on CPU|rcu: INFO|RCU stal
 reports+='soft lockup|hard LOCKUP|blocked for more than|'
 # The check-debug kernel's KASAN (also a "BUG:"), debugobjects,
 # and the kmemleak listing that the guest prints after the tests.
-reports+='BUG: KASAN|ODEBUG:|unreferenced object'
+reports+='BUG: KASAN|ODEBUG:|unreferenced object|'
+# An image that did not fit the guest's memory: tests would be missing.
+reports+='Initramfs unpacking failed'
 # Call-trace lines are not reports: a trace of an expected event (an
 # allocation failure under fault injection) can list a lockdep_* function.
 frame='^(\[ *[0-9]+\.[0-9]+\] )? *(\? )?[A-Za-z0-9_.]+\+0x[0-9a-f]+/0x[0-9a-f]+( \[[^]]*\])?$'
