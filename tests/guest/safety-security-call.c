@@ -51,48 +51,21 @@ static long exec_fn(void *data)
 static int path_on_disk(const char *path)
 {
 	static const char name[] = "/nonexistent/tl-exec-path";
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	char *p;
 
-	if (fd < 0)
-		return -1;
-	if (write(fd, name, sizeof(name)) != sizeof(name) || ftruncate(fd, 4096)) {
-		close(fd);
-		return -1;
-	}
-	fsync(fd);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	tl_drop_caches();
-	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	madvise(p, 4096, MADV_PAGEOUT);
-	exec_path = p;
-	return 0;
+	exec_path = sf_page_on_disk(path, name, sizeof(name));
+	return exec_path ? 0 : -1;
 }
 
 /* A filter of one "allow" in a file page that is not in the page cache. */
 static int filter_on_disk(const char *path)
 {
-	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	struct sock_filter allow[512];
 
-	if (fd < 0)
-		return -1;
 	for (int i = 0; i < 512; i++)
-		if (write(fd, &allow, sizeof(allow)) != sizeof(allow))
-			break;
-	fsync(fd);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	tl_drop_caches();
+		allow[i] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	prog.len = 1;
-	prog.filter = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (prog.filter == MAP_FAILED)
-		return -1;
-	madvise(prog.filter, 4096, MADV_PAGEOUT);
-	return 0;
+	prog.filter = sf_page_on_disk(path, allow, sizeof(allow));
+	return prog.filter ? 0 : -1;
 }
 
 struct result {

@@ -47,25 +47,12 @@ static long loginuid_fn(void *data)
 
 static int on_disk(const char *path)
 {
-	static char buf[4096];
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	static char buf[68];
 
 	memcpy(buf, "0123456789abcdef", 16);
 	memcpy(buf + 64, "1234", 4);
-	if (fd < 0 || write(fd, buf, sizeof(buf)) != sizeof(buf)) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	fsync(fd);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	tl_drop_caches();
-	payload = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (payload == MAP_FAILED)
-		return -1;
-	madvise(payload, 4096, MADV_PAGEOUT);
-	return 0;
+	payload = sf_page_on_disk(path, buf, sizeof(buf));
+	return payload ? 0 : -1;
 }
 
 static long loginuid_now(void)

@@ -247,6 +247,36 @@ static inline int sf_wait_sleeping(pid_t tid, const int *stop)
 	return 0;
 }
 
+/* ---- a page whose first access sleeps on the disk -------------------- */
+
+/*
+ * @len bytes of @data at the start of a page of the file @path (on the
+ * test disk), evicted from the page cache and mapped read-only: the first
+ * access, a system call's copy from it included, waits for the disk. The
+ * page stays mapped (the tests' processes are short); NULL on failure.
+ */
+static inline void *sf_page_on_disk(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	if (len > 4096 || write(fd, data, len) != (ssize_t)len || ftruncate(fd, 4096)) {
+		close(fd);
+		return NULL;
+	}
+	fsync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	tl_drop_caches();
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, 4096, MADV_PAGEOUT);
+	return p;
+}
+
 /* ---- completions ------------------------------------------------------ */
 
 /* Pops one completion, polling for up to @ms milliseconds; NULL if none. */
