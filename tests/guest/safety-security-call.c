@@ -111,24 +111,33 @@ static void run(void *arg)
 	unlink(path);
 }
 
+/*
+ * Runs tries @base, @base + 1, ... (up to 8: the page cache may keep the
+ * page anyway) until one counts: the copy slept and fell back with
+ * FB_CALL (a wake just before the sleep is counted otherwise), or it was
+ * handed off, or the child failed. Returns its status, the try in *@try.
+ */
+static int tries(int base, int *try)
+{
+	int status = 0;
+
+	for (*try = base; *try < base + 8; ++*try) {
+		memset(res, 0, sizeof(*res));
+		status = sf_child(run, try, 60);
+		if (res->skip || !sf_exited0(status) ||
+		    (res->slept && (res->last_fallback == THREADLET_FB_CALL || !res->in_place)))
+			break;
+	}
+	return status;
+}
+
 int main(void)
 {
 	int status = 0, i;
 
 	sf_init();
 	res = sf_shared(sizeof(*res));
-	/* The page cache may keep the page anyway: up to 8 tries. */
-	for (i = 0; i < 8; i++) {
-		memset(res, 0, sizeof(*res));
-		status = sf_child(run, &i, 60);
-		/*
-		 * A try counts once the copy slept and fell back with FB_CALL;
-		 * a wake that comes just before the sleep is counted otherwise.
-		 */
-		if (res->skip || !sf_exited0(status) ||
-		    (res->slept && (res->last_fallback == THREADLET_FB_CALL || !res->in_place)))
-			break;
-	}
+	status = tries(0, &i);
 	if (res->skip) {
 		sf_skip("no /mnt/disk");
 		return tl_exit();
@@ -142,17 +151,7 @@ int main(void)
 	      "its sleep in seccomp() was not handed off (FB_CALL; last fallback %u)",
 	      res->last_fallback);
 
-	for (i = 100; i < 108; i++) {
-		memset(res, 0, sizeof(*res));
-		status = sf_child(run, &i, 60);
-		/*
-		 * A try counts once the copy slept and fell back with FB_CALL;
-		 * a wake that comes just before the sleep is counted otherwise.
-		 */
-		if (res->skip || !sf_exited0(status) ||
-		    (res->slept && (res->last_fallback == THREADLET_FB_CALL || !res->in_place)))
-			break;
-	}
+	status = tries(100, &i);
 	sf_ok(sf_exited0(status) && res->slept,
 	      "execve() of a path in a page on disk slept in %d tries: child %s", i - 99,
 	      sf_status_str(status));
