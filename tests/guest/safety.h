@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "tl_raw.h"
@@ -112,22 +113,73 @@ static inline void *sf_shared(size_t size)
 	return p;
 }
 
-/* waitpid() for up to @ms milliseconds; 1 if @pid changed state. */
+/*
+ * waitpid() for up to @ms milliseconds of the monotonic clock (a count of
+ * sleeps would run long on a loaded guest); 1 if @pid changed state.
+ */
 static inline int sf_waitpid(pid_t pid, int *status, int flags, int ms)
 {
-	for (int i = 0; i <= ms; i++) {
+	long long end = tl_now_ns() + ms * 1000000LL;
+
+	for (;;) {
 		pid_t r = waitpid(pid, status, flags | WNOHANG);
 
 		if (r == pid)
 			return 1;
-		if (r < 0 && errno != EINTR)
+		if ((r < 0 && errno != EINTR) || tl_now_ns() > end)
 			return 0;
 		usleep(1000);
 	}
-	return 0;
 }
 
 #define SF_TIMEOUT	(-1)
+#define SF_EXIT_ORPHAN	99	/* a child whose parent died before it ran */
+
+/* One /proc file of a task, on one line (newlines as " | "). */
+static inline void sf_read_line(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	for (char *c = buf; *c; c++)
+		if (*c == '\n')
+			*c = c[1] ? '|' : 0;
+}
+
+/*
+ * Where each task of @pid is, for a child about to be killed for taking
+ * too long: state, the call it is in (number, stack and instruction
+ * pointers) and its kernel stack.
+ */
+static inline void sf_dump_tasks(pid_t pid)
+{
+	char dir[32], path[320], stat[256], call[128], stack[1024];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		char *st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/stat", dir, e->d_name);
+		sf_read_line(path, stat, sizeof(stat));
+		st = strrchr(stat, ')');
+		snprintf(path, sizeof(path), "%s/%s/syscall", dir, e->d_name);
+		sf_read_line(path, call, sizeof(call));
+		snprintf(path, sizeof(path), "%s/%s/stack", dir, e->d_name);
+		sf_read_line(path, stack, sizeof(stack));
+		tl_diag("task %s: state %c, call %s, stack %s", e->d_name,
+			st && st[1] ? st[2] : '?', call, stack);
+	}
+	if (d)
+		closedir(d);
+}
 
 /*
  * Runs @fn in a forked child (which ends with _exit(0) when @fn returns)
@@ -146,11 +198,16 @@ static inline int sf_child(void (*fn)(void *), void *arg, int secs)
 	if (pid < 0)
 		return SF_TIMEOUT;
 	if (pid == 0) {
+		/* Killed with this process (the guest's timeout kills only it). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(SF_EXIT_ORPHAN);
 		fn(arg);
 		fflush(stdout);
 		_exit(0);
 	}
 	if (!sf_waitpid(pid, &status, 0, secs * 1000)) {
+		sf_dump_tasks(pid);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		status = SF_TIMEOUT;
