@@ -73,6 +73,7 @@ expect_fail() {	# expect_fail <name> <expected exit> <run-qemu args...>
 }
 expect_fail failing-test 1 --run "boot selftest-fail"
 expect_fail kernel-warning 2 --run "selftest-warn"
+expect_fail leftover-process 1 --run "selftest-leftover boot"
 expect_fail guest-hang 3 --run "selftest-hang" --timeout 40 --guest-timeout 600
 expect_fail too-long-command-line 64 --append "tl.pad=$(printf '%02100d' 0)"
 
