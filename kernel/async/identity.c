@@ -33,9 +33,11 @@
  * Locking: the swap runs under the group's siglock (signal state, the CPU
  * timers another thread may arm, exit, exec and job control), and only
  * when it moves group leadership or children under tasklist_lock for
- * writing first (threadlet_swap_global()). The TIDs move under the
- * head's pi_lock as well (threadlet_exchange_tids()). All are spinning
- * locks, so this runs in the scheduler hook of the sleeping head. comm is
+ * writing first (threadlet_swap_global()); a move of leadership also
+ * holds cgroup_threadgroup_rwsem for reading, as exec does, but only
+ * tries it. The TIDs move under the head's pi_lock as well
+ * (threadlet_exchange_tids()). Nothing is waited for but spinning locks,
+ * so this runs in the scheduler hook of the sleeping head. comm is
  * moved under each task's alloc_lock, after those. Settings another
  * thread changes by TID without those locks (nice, affinity, policy,
  * ioprio, comm) may land on either task while a hand-off runs:
@@ -573,6 +575,33 @@ static void swap_comm(struct task_struct *a, struct task_struct *b)
 }
 
 /*
+ * A cgroup migration of the whole group (cgroup.procs) holds
+ * cgroup_threadgroup_rwsem for writing while it walks the group and while
+ * its controllers find the group's leader among the tasks it moves
+ * (cgroup_taskset_for_each_leader(): cpuset rebinds the process's memory,
+ * memcg moves its charges there). Leadership that moved in between would
+ * show them no leader, or two. exec's de_thread() holds the lock for
+ * reading across its move of leadership; so does a leader's swap. The
+ * hook must not sleep for it: while a migration runs, the head sleeps in
+ * place instead. Returns whether it is held.
+ */
+static bool threadlet_threadgroup_trylock(void)
+{
+#ifdef CONFIG_CGROUPS
+	return percpu_down_read_trylock(&cgroup_threadgroup_rwsem);
+#else
+	return true;
+#endif
+}
+
+static void threadlet_threadgroup_unlock(void)
+{
+#ifdef CONFIG_CGROUPS
+	percpu_up_read(&cgroup_threadgroup_rwsem);
+#endif
+}
+
+/*
  * Whether the swap must take tasklist_lock: it moves group leadership or
  * children (pid hashes, the tasks and sibling lists, real_parent), or a
  * pdeath_signal that the exit of the process's parent reads under that
@@ -662,8 +691,12 @@ int threadlet_swap_identity(struct task_struct *head,
 {
 	struct sighand_struct *sighand = head->sighand;
 	bool global = threadlet_swap_global(head, spare);
+	/* Only @head gives up leadership: this stays true until the end. */
+	bool leader = thread_group_leader(head);
 	int ret = 0;
 
+	if (leader && !threadlet_threadgroup_trylock())
+		return THREADLET_FB_TASK;
 	if (global) {
 		write_lock_irq(&tasklist_lock);
 		spin_lock(&sighand->siglock);
@@ -684,23 +717,23 @@ int threadlet_swap_identity(struct task_struct *head,
 		ret = THREADLET_FB_TASK;
 	else if (global && !threadlet_children_few(head, spare))
 		ret = THREADLET_FB_TASK;
-	else if (thread_group_leader(head) &&
+	else if (leader &&
 		 READ_ONCE(head->signal->nr_threads) > THREADLET_MAX_LEADER_THREADS)
 		ret = THREADLET_FB_TASK;
 	/* Last but the TIDs; see threadlet_move_leader(). */
-	else if (thread_group_leader(head) && !spin_trylock(&head->alloc_lock))
+	else if (leader && !spin_trylock(&head->alloc_lock))
 		ret = THREADLET_FB_TASK;
 	if (ret)
 		goto out;
 
 	ret = threadlet_exchange_tids(head, spare);
 	if (ret) {
-		if (thread_group_leader(head))
+		if (leader)
 			task_unlock(head);
 		goto out;
 	}
 	if (global) {
-		if (thread_group_leader(head)) {
+		if (leader) {
 			threadlet_move_leader(head, spare);
 			task_unlock(head);
 		}
@@ -721,6 +754,8 @@ out:
 	} else {
 		spin_unlock_irq(&sighand->siglock);
 	}
+	if (leader)
+		threadlet_threadgroup_unlock();
 	if (ret)
 		return ret;
 	swap_comm(head, spare);
