@@ -36,9 +36,16 @@
  * submitted before it.
  *
  * State lives in struct req, allocated per request and found from the
- * aiocb through a table keyed by the aiocb's address (glibc's aiocb has
- * no room for it). aio_error() and aio_return() of an aiocb that was
- * never submitted, or whose status was retrieved, report EINVAL.
+ * aiocb through a table keyed by the aiocb's address, and, for
+ * aio_return(), through the aiocb's glibc-private __next_prio. aio_error()
+ * and aio_return() of an aiocb that was never submitted, or whose status
+ * was retrieved, report EINVAL.
+ *
+ * aio_error(), aio_return() and aio_suspend() are async-signal-safe, as
+ * POSIX requires (a SIGEV_SIGNAL handler retrieves its request): they
+ * take no lock. The status is in the aiocb (cb_mark()); aio_return()
+ * hands its request to a lock-free list (req_retire()), which every
+ * holder of aio_lock that uses the table empties first.
  *
  * Locking: one mutex (aio_lock) guards the table, the per-descriptor
  * queues and every request's state; results are published under it and
@@ -116,6 +123,7 @@ struct req {
 	unsigned long long seq;		/* submission order */
 	unsigned long stack;		/* threadlet stack top, or 0 */
 	int inloop;			/* RQ_QUEUED in the loop queue */
+	struct req *rnext;		/* in aio_retired */
 };
 
 /*
@@ -147,6 +155,7 @@ static unsigned long long aio_nsubmit;	/* the next request's seq */
 static unsigned long aio_stk[AIO_STACKS];	/* stacks free for reuse */
 static unsigned int aio_nstk;		/* in aio_stk[] */
 static unsigned int aio_stk_total;	/* made or reserved */
+static struct req *aio_retired;		/* retrieved by aio_return() */
 
 /*
  * The loop queue (under aio_lock), and the cache-miss threads that will
@@ -201,14 +210,51 @@ static void table_del(struct req *r)
 	}
 }
 
+static void req_free(struct req *r);
+
+/*
+ * aio_return() gives its request back here, without aio_lock: a push onto
+ * a list that only aio_drain_retired() empties, whole, so no request is
+ * popped while another thread or a signal handler pushes. Lock-free.
+ */
+static void req_retire(struct req *r)
+{
+	struct req *old = __atomic_load_n(&aio_retired, __ATOMIC_RELAXED);
+
+	do
+		r->rnext = old;
+	while (!__atomic_compare_exchange_n(&aio_retired, &old, r, 1,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/*
+ * Takes the retrieved requests out of the table and frees them. Caller
+ * holds aio_lock, before it looks anything up in the table: the aiocb of
+ * a retrieved request may be reused at once, or freed (the table only
+ * compares its address).
+ */
+static void aio_drain_retired(void)
+{
+	struct req *r = __atomic_exchange_n(&aio_retired, NULL, __ATOMIC_ACQUIRE);
+
+	while (r) {
+		struct req *next = r->rnext;
+
+		table_del(r);
+		req_free(r);
+		r = next;
+	}
+}
+
 /*
  * The mark of an aiocb with a request whose status is unretrieved:
  * aio_magic in glibc's private __abs_prio and __policy (which this library,
  * replacing glibc's AIO, owns), set with the request under aio_lock and
- * cleared by aio_return(). With it, aio_error() and aio_suspend() read
- * __error_code, written last with release, without the lock or the table;
- * an aiocb without it (never submitted, retrieved, a fork child's copy of
- * the parent's: the child gets a new aio_magic) takes the table's answer.
+ * cleared by aio_return(). With it, aio_error(), aio_return() and
+ * aio_suspend() read __error_code, written last with release, without the
+ * lock or the table; an aiocb without it (never submitted, retrieved, a
+ * fork child's copy of the parent's: the child gets a new aio_magic) has
+ * no request here.
  * aio_magic is random (AT_RANDOM), never 0, so another aiocb, zeroed or
  * not, bears it by chance with a probability of 2^-64.
  */
@@ -812,6 +858,7 @@ static void aio_atfork_child(void)
 	aio_ahu.user_ring_idx = aio_ahu.kernel_ring_idx;
 	/* The parent's requests, head and reaper are not the child's. */
 	memset(aio_table, 0, sizeof(aio_table));
+	aio_retired = NULL;
 	aio_fdqs = NULL;
 	aio_nreq = 0;
 	aio_waiters = 0;
@@ -1010,6 +1057,7 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	}
 
 	pthread_mutex_lock(&aio_lock);
+	aio_drain_retired();
 	slot = table_slot(cb);
 	if (*slot && (*slot)->state < RQ_DONE) {
 		pthread_mutex_unlock(&aio_lock);
@@ -1060,6 +1108,7 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	r->seq = aio_nsubmit++;
 	cb->__error_code = EINPROGRESS;
 	cb->__return_value = 0;
+	cb->__next_prio = (struct aiocb *)(void *)r;
 	cb_set_mark(cb, aio_magic);
 	r->group = group;
 	if (err) {
@@ -1152,46 +1201,48 @@ int aio_fsync(int op, struct aiocb *cb)
 
 /* ---- status --------------------------------------------------------------- */
 
-int aio_error(const struct aiocb *cb)
+/* Whether @cb has a request of this process whose status is unretrieved. */
+static int cb_marked(const struct aiocb *cb)
 {
-	struct req *r;
-	int ret;
+	uint64_t m = aio_magic;
 
-	if (cb_mark(cb) == aio_magic && aio_magic)
-		return __atomic_load_n(&cb->__error_code, __ATOMIC_ACQUIRE);
-	pthread_mutex_lock(&aio_lock);
-	r = *table_slot(cb);
-	/*
-	 * "May fail with EINVAL" for an aiocb that is not an operation whose
-	 * status is unretrieved: returned as the status, as the Open POSIX
-	 * tests read it (an error number is what aio_error() returns).
-	 */
-	ret = !r ? EINVAL : r->state == RQ_DONE ? r->error : EINPROGRESS;
-	pthread_mutex_unlock(&aio_lock);
-	return ret;
+	return m && cb_mark(cb) == m;
 }
 
+/*
+ * Async-signal-safe. "May fail with EINVAL" for an aiocb that is not an
+ * operation whose status is unretrieved: returned as the status, as the
+ * Open POSIX tests read it (an error number is what aio_error() returns).
+ * Only a marked aiocb has one: the mark is set with the request and
+ * cleared when the status is retrieved.
+ */
+int aio_error(const struct aiocb *cb)
+{
+	if (!cb_marked(cb))
+		return EINVAL;
+	return __atomic_load_n(&cb->__error_code, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Async-signal-safe. The result was published in the aiocb before its
+ * __error_code (req_finish_unlock()); the request itself is retired for
+ * the next holder of aio_lock to free. POSIX allows one call per request:
+ * two at once on one aiocb, or one racing a new submission on it, are
+ * the caller's race.
+ */
 ssize_t aio_return(struct aiocb *cb)
 {
-	struct req *r, **slot;
 	ssize_t ret;
 	int err;
 
-	pthread_mutex_lock(&aio_lock);
-	slot = table_slot(cb);
-	r = *slot;
-	if (!r || r->state != RQ_DONE) {
-		pthread_mutex_unlock(&aio_lock);
+	if (!cb_marked(cb) ||
+	    (err = __atomic_load_n(&cb->__error_code, __ATOMIC_ACQUIRE)) == EINPROGRESS) {
 		errno = EINVAL;
 		return -1;
 	}
-	ret = r->result;
-	err = r->error;
+	ret = cb->__return_value;
 	cb_set_mark(cb, 0);
-	*slot = r->hnext;
-	aio_nreq--;
-	req_free(r);
-	pthread_mutex_unlock(&aio_lock);
+	req_retire((struct req *)(void *)cb->__next_prio);
 	if (ret < 0)
 		errno = err;
 	return ret;
@@ -1325,6 +1376,7 @@ int aio_cancel(int fd, struct aiocb *cb)
 		return -1;
 	}
 	pthread_mutex_lock(&aio_lock);
+	aio_drain_retired();
 	if (cb) {
 		struct req *r = *table_slot(cb);
 
@@ -1335,7 +1387,8 @@ int aio_cancel(int fd, struct aiocb *cb)
 	for (unsigned int i = 0; i < (1u << HASH_BITS); i++) {
 restart:
 		for (struct req *r = aio_table[i]; r; r = r->hnext) {
-			if (r->cb->aio_fildes != fd || r->state >= RQ_DONE)
+			/* A done request's aiocb may be gone already. */
+			if (r->state >= RQ_DONE || r->cb->aio_fildes != fd)
 				continue;
 			one = cancel_one(r);
 			if (one == AIO_NOTCANCELED)
