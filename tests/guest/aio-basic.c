@@ -134,7 +134,8 @@ static void test_notifications(void)
 	struct sigevent sev;
 	siginfo_t si;
 	sigset_t set;
-	int sig, i;
+	pthread_attr_t attr;
+	int sig, i, detach;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGRTMIN + 1);
@@ -171,6 +172,26 @@ static void test_notifications(void)
 	for (i = 0; i < 5000 && thread_note != 42; i++)
 		usleep(1000);
 	tl_ok(thread_note == 42, "SIGEV_THREAD: the function ran with the value (%d)", thread_note);
+	wait_one(&cb);
+	aio_return(&cb);
+
+	/* The caller's thread attributes are used, not changed. */
+	pthread_attr_init(&attr);
+	prep(&cb, fd, wbuf[2], BLK, 2 * BLK);
+	cb.aio_sigevent.sigev_notify = SIGEV_THREAD;
+	cb.aio_sigevent.sigev_notify_function = note_fn;
+	cb.aio_sigevent.sigev_notify_attributes = &attr;
+	cb.aio_sigevent.sigev_value.sival_int = 43;
+	tl_ok(aio_write(&cb) == 0, "aio_write with SIGEV_THREAD and attributes");
+	for (i = 0; i < 5000 && thread_note != 43; i++)
+		usleep(1000);
+	tl_ok(thread_note == 43, "SIGEV_THREAD with attributes: the function ran (%d)",
+	      thread_note);
+	detach = -1;
+	pthread_attr_getdetachstate(&attr, &detach);
+	tl_ok(detach == PTHREAD_CREATE_JOINABLE,
+	      "the caller's attributes still say joinable (%d)", detach);
+	pthread_attr_destroy(&attr);
 	wait_one(&cb);
 	aio_return(&cb);
 
@@ -705,6 +726,73 @@ static void test_loop_queue_kmsg(void)
 	unlink(FILE_W);
 }
 
+/*
+ * lio_listio() entries it could not queue: each says why in its status
+ * (EAGAIN here: the table of unretrieved requests is full), and an entry
+ * whose aiocb still runs a request keeps that request's status.
+ */
+static void test_listio_entry_errors(void)
+{
+	enum { MAXREQ = 65536 };	/* libthreadlet-aio's AIO_MAXREQ */
+	struct aiocb *fill = calloc(MAXREQ, sizeof(*fill));
+	struct aiocb busy, extra, *list[2];
+	char buf[64], one;
+	int pfd[2], fd = open(FILE_W, O_RDWR | O_CREAT, 0600);
+	int n = 0, err, ret;
+
+	if (!fill || fd < 0 || pipe(pfd)) {
+		tl_ok(0, "lio_listio entry errors: set up");
+		return;
+	}
+	/* A read that blocks, on the aiocb lio_listio() then gets again. */
+	prep(&busy, pfd[0], &one, 1, 0);
+	tl_ok(aio_read(&busy) == 0, "a read blocked on a pipe");
+	prep(&extra, fd, buf, sizeof(buf), 0);
+	extra.aio_lio_opcode = LIO_READ;
+	busy.aio_lio_opcode = LIO_READ;
+	list[0] = &busy;
+	list[1] = &extra;
+	ret = lio_listio(LIO_NOWAIT, list, 2, NULL);
+	err = errno;
+	tl_ok(ret == -1 && err == EIO,
+	      "lio_listio() with an aiocb still in use: -1/EIO (%d/%s)", ret, strerror(err));
+	tl_ok(aio_error(&busy) == EINPROGRESS,
+	      "that aiocb still has its running read's status (%d)", aio_error(&busy));
+	wait_one(&extra);
+	aio_return(&extra);
+
+	/* Fill the table: cached reads, done at once, never retrieved. */
+	for (; n < MAXREQ; n++) {
+		prep(&fill[n], fd, buf, 1, 0);
+		if (aio_read(&fill[n]))
+			break;
+	}
+	err = errno;
+	tl_ok(n > 0 && n < MAXREQ && err == EAGAIN,
+	      "aio_read() fails with EAGAIN when the table is full (%d more queued)", n);
+	prep(&extra, fd, buf, sizeof(buf), 0);
+	extra.aio_lio_opcode = LIO_READ;
+	list[0] = &extra;
+	ret = lio_listio(LIO_NOWAIT, list, 1, NULL);
+	err = errno;
+	tl_ok(ret == -1 && err == EIO, "lio_listio() then: -1/EIO (%d/%s)", ret, strerror(err));
+	tl_ok(aio_error(&extra) == EAGAIN,
+	      "the entry's status says why: EAGAIN (%d)", aio_error(&extra));
+	errno = 0;
+	tl_ok(aio_return(&extra) == -1 && aio_error(&extra) == EINVAL,
+	      "aio_return() of it: -1, then no status");
+	for (int i = 0; i < n; i++) {
+		wait_one(&fill[i]);
+		aio_return(&fill[i]);
+	}
+	tl_ok(write(pfd[1], "x", 1) == 1 && wait_one(&busy) == 0 &&
+	      aio_return(&busy) == 1, "the blocked read completes");
+	free(fill);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(fd);
+}
+
 int main(void)
 {
 	setenv("TL_AIO_LOOP_MIN", "4", 1);	/* before the first request */
@@ -717,5 +805,6 @@ int main(void)
 	test_fork_exec_close();
 	test_loop_queue();
 	test_loop_queue_kmsg();
+	test_listio_entry_errors();
 	return tl_exit();
 }

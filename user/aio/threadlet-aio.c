@@ -312,13 +312,21 @@ static void req_free(struct req *r)
 struct thread_note {
 	void (*fn)(union sigval);
 	union sigval val;
+	int detach;			/* made joinable by the caller's attributes */
 };
 
+/*
+ * The thread of a SIGEV_THREAD notification. Nobody joins it: made with
+ * the caller's attributes, which this library must not change (another
+ * thread may use them at the same time), it detaches itself.
+ */
 static void *note_thread(void *arg)
 {
 	struct thread_note n = *(struct thread_note *)arg;
 
 	free(arg);
+	if (n.detach)
+		pthread_detach(pthread_self());
 	n.fn(n.val);
 	return NULL;
 }
@@ -348,6 +356,7 @@ static void notify(const struct sigevent *sev)
 	case SIGEV_THREAD: {
 		struct thread_note *n = malloc(sizeof(*n));
 		pthread_attr_t attr, *ap = sev->sigev_notify_attributes;
+		int state = PTHREAD_CREATE_DETACHED;
 		pthread_t t;
 
 		if (!n)
@@ -356,9 +365,11 @@ static void notify(const struct sigevent *sev)
 		n->val = sev->sigev_value;
 		if (!ap) {
 			pthread_attr_init(&attr);
+			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 			ap = &attr;
 		}
-		pthread_attr_setdetachstate(ap, PTHREAD_CREATE_DETACHED);
+		pthread_attr_getdetachstate(ap, &state);
+		n->detach = state != PTHREAD_CREATE_DETACHED;
 		if (pthread_create(&t, ap, note_thread, n))
 			free(n);
 		if (ap == &attr)
@@ -995,6 +1006,13 @@ static long long aiocb_offset(const struct aiocb *cb, int is64)
 	return cb->aio_offset;
 }
 
+/*
+ * Submits a request on @cb: 0, an error number, or AIOCB_IN_USE (EINVAL
+ * to the caller) when @cb's last request still runs: then @cb, which
+ * holds that request's status, is left alone.
+ */
+#define AIOCB_IN_USE	(-1)
+
 static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 {
 	long long off = aiocb_offset(cb, is64);
@@ -1061,7 +1079,7 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	slot = table_slot(cb);
 	if (*slot && (*slot)->state < RQ_DONE) {
 		pthread_mutex_unlock(&aio_lock);
-		return EINVAL;		/* the aiocb is still in use */
+		return AIOCB_IN_USE;
 	}
 	if (aio_nreq >= AIO_MAXREQ) {
 		pthread_mutex_unlock(&aio_lock);
@@ -1174,7 +1192,7 @@ static int submit_errno(struct aiocb *cb, int op, int is64)
 	int err = submit(cb, op, NULL, is64);
 
 	if (err) {
-		errno = err;
+		errno = err == AIOCB_IN_USE ? EINVAL : err;
 		return -1;
 	}
 	return 0;
@@ -1242,7 +1260,8 @@ ssize_t aio_return(struct aiocb *cb)
 	}
 	ret = cb->__return_value;
 	cb_set_mark(cb, 0);
-	req_retire((struct req *)(void *)cb->__next_prio);
+	if (cb->__next_prio)	/* lio_listio() marks one it did not queue */
+		req_retire((struct req *)(void *)cb->__next_prio);
 	if (ret < 0)
 		errno = err;
 	return ret;
@@ -1438,9 +1457,17 @@ static int listio(int mode, struct aiocb *const list[], int n,
 		err = submit(cb, cb->aio_lio_opcode == LIO_READ ||
 				 cb->aio_lio_opcode == LIO_WRITE ? cb->aio_lio_opcode : -1,
 			     group, is64);
-		if (err) {
+		if (err && err != AIOCB_IN_USE) {
+			/*
+			 * Not queued: aio_error() reports why, aio_return()
+			 * -1 (a status with no request, marked by hand).
+			 */
 			cb->__error_code = err;
 			cb->__return_value = -1;
+			cb->__next_prio = NULL;
+			cb_set_mark(cb, aio_magic);
+		}
+		if (err) {
 			failed = 1;
 			if (group) {
 				pthread_mutex_lock(&aio_lock);
