@@ -612,24 +612,6 @@ static void req_ended(struct req *r)
 }
 
 /*
- * The thread pointer (FS base on x86-64, GS base on i386): a threadlet
- * whose head was handed off goes on in a cache-miss thread, with that
- * thread's TLS. Read with volatile asm: the compiler takes the thread
- * pointer for constant within a function.
- */
-static inline uintptr_t thread_pointer(void)
-{
-	uintptr_t tp;
-
-#ifdef __x86_64__
-	__asm__ __volatile__("mov %%fs:0, %0" : "=r" (tp));
-#else
-	__asm__ __volatile__("mov %%gs:0, %0" : "=r" (tp));
-#endif
-	return tp;
-}
-
-/*
  * Takes a request for a cache-miss thread to run in place: the next that
  * its own ones let start (queued to it by req_start_list()), else the
  * head of the loop queue. @counted: the thread is in aio_cm_busy; it
@@ -698,16 +680,26 @@ static long __attribute__((noinline)) cm_run(struct req *r)
 	return complete_threadlet_fn((void *)(stack | STACK_EVENT), &aio_ahu);
 }
 
-/* A request as a threadlet: ended here when it runs in place or hands off. */
+/*
+ * A request as a threadlet. Where its end runs is decided by the one
+ * instruction that clears the threadlet flag (complete_threadlet_fn()'s
+ * test, inline): set, this is still the head, which ends @r on return
+ * (req_start()); clear, a hand-off made this a cache-miss thread, which
+ * ends it in cm_run(). The head may be handed off up to that instruction
+ * (a page fault after the call may sleep), so no earlier test would do:
+ * a hand-off after it posted @r itself, as an atom's event, and left the
+ * count of busy cache-miss threads one too high for good.
+ */
 static long req_fn(void *data)
 {
 	struct req *r = data;
-	uintptr_t tp = thread_pointer();
+	long ret;
 
 	r->ret = req_syscall(r);
-	if (thread_pointer() != tp)
-		return cm_run(r);
-	return complete_threadlet_fn(r, &aio_ahu);
+	ret = __threadlet_off_here();
+	if (__builtin_expect(ret > 0, 1))
+		return ret;
+	return cm_run(r);
 }
 
 /*

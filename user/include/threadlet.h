@@ -245,8 +245,7 @@ static inline long __threadlet_area_tls_offset(void)
  * threadlet was on (the syscall form returns -EINVAL for an area the
  * kernel does not know, which a cache-miss thread may have unregistered).
  */
-static inline long complete_threadlet_fn(void *event,
-					 struct async_head_user *ahu)
+static inline long __threadlet_off_here(void)
 {
 #ifdef __i386__
 	long ret = __threadlet_area_tls_offset();
@@ -257,6 +256,13 @@ static inline long complete_threadlet_fn(void *event,
 #else
 	long ret = __threadlet_off_tls(__threadlet_area_tls_offset());
 #endif
+	return ret;
+}
+
+static inline long complete_threadlet_fn(void *event,
+					 struct async_head_user *ahu)
+{
+	long ret = __threadlet_off_here();
 
 	if (__builtin_expect(ret > 0, 1))
 		return ret;
