@@ -219,13 +219,16 @@ tl_switch_run:
 	push	rdx				; the head frame is complete
 	cfi_adjust_cfa_offset 8
 
+	; On only once on the threadlet stack: from the flag on, any sleep
+	; (a fault in the syscall form's C wrapper, say) hands the head off,
+	; and the cache-miss thread must go on where fn will run, not on the
+	; head's stack, which the new head pops at .resume.
 	mov	rdi, r8
 	lea	rsi, [.resume]
 	mov	rdx, rsp
-	call	[rel tl_on]			; (area, .resume, frame, ahu)
-
 	pop	rsp				; the top block, 16-byte aligned
 	CFI_AT_TOP_BLOCK
+	call	[rel tl_on]			; (area, .resume, frame, ahu)
 	mov	rdi, [rsp + TOP_DATA]
 	call	[rsp + TOP_FN]
 
