@@ -341,6 +341,12 @@ static bool async_space_news(struct async_head *head, unsigned long gen)
  * own: it clears it once its slot is free, and a consumer that pops from
  * a ring that has space makes no system call for it. A consumer that saw
  * the flag just before makes one call for nothing.
+ *
+ * No lost wake-up: the flag is set, then (full barrier) the slot read
+ * again, with space_gen read before both. A consumer clears the slot,
+ * then (full barrier: libthreadlet's exchange) reads the flag. Either
+ * this read sees the slot clear, or that one sees the flag, and its
+ * async_wait() bumps space_gen past the value read here.
  */
 static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
 			       bool wait)
@@ -353,16 +359,22 @@ static int async_wait_for_slot(struct async_head *head, u64 __user *slot,
 	for (;;) {
 		if (READ_ONCE(head->dead))
 			return -EINVAL;
+		gen = READ_ONCE(head->space_gen);
+		smp_rmb();	/* space_gen before the slot */
 		if (get_user(cur, slot))
 			return -EFAULT;
+		if (cur && wait && !flagged) {
+			if (put_user(ASYNC_HEAD_RING_WAITERS, &ahu->flags))
+				return -EFAULT;
+			flagged = true;
+			smp_mb();	/* the flag before the slot's second read */
+			if (get_user(cur, slot))
+				return -EFAULT;
+		}
 		if (!cur)
 			return flagged && put_user(0, &ahu->flags) ? -EFAULT : 0;
 		if (!wait)
 			return -EAGAIN;
-		gen = READ_ONCE(head->space_gen);
-		if (put_user(ASYNC_HEAD_RING_WAITERS, &ahu->flags))
-			return -EFAULT;
-		flagged = true;
 		/*
 		 * async_wait() bumps space_gen; the timeout covers a consumer
 		 * that frees slots without calling it.

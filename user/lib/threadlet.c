@@ -820,8 +820,13 @@ void *async_ring_pop(struct async_head_user *ahu)
 
 	if (__atomic_load_n(&ahu->kernel_ring_idx, __ATOMIC_ACQUIRE) == u)
 		return NULL;
-	ev = ring[u & mask];
-	__atomic_store_n(&ring[u & mask], 0, __ATOMIC_RELAXED);
+	/*
+	 * Read and clear the slot in one locked instruction, a full
+	 * barrier: a completer waiting for this slot sets the flag, then
+	 * reads the slot again (async_wait_for_slot()); either it sees the
+	 * slot clear or the load below sees its flag.
+	 */
+	ev = __atomic_exchange_n(&ring[u & mask], 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&ahu->user_ring_idx, u + 1, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&ahu->flags, __ATOMIC_ACQUIRE) & ASYNC_HEAD_RING_WAITERS)
 		syscall(__NR_async_wait, 0UL, u + 1, ahu);
