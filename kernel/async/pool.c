@@ -40,11 +40,23 @@ static bool threadlet_frame_ok(u64 ip, u64 sp)
 	return ip && sp && ip < limit && sp < limit;
 }
 
-/* Why @tsk, about to sleep with a threadlet on, must sleep in place. */
+/*
+ * threadlet_handoff()'s answer when @tsk was woken on its way into
+ * schedule() (a wake-up during the block plug's flush, say): it does not
+ * sleep, so there is nothing to hand off and no fallback to count.
+ */
+#define THREADLET_NOT_SLEEPING	(-1)
+
+/*
+ * Why @tsk, about to sleep with a threadlet on, must sleep in place, or
+ * THREADLET_NOT_SLEEPING.
+ */
 static int threadlet_check_head(struct task_struct *tsk, bool sleeping)
 {
 	unsigned int state = READ_ONCE(tsk->__state);
 
+	if (sleeping && state == TASK_RUNNING)
+		return THREADLET_NOT_SLEEPING;
 	if ((sleeping &&
 	     (!(state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE)) ||
 	      (state & (__TASK_STOPPED | __TASK_TRACED)))) ||
@@ -208,7 +220,8 @@ static void async_unclaim(struct async_head *head, struct async_parker *p,
 
 /*
  * Hands @tsk's head context to a parked thread of the threadlet's head.
- * Returns 0 on success or the THREADLET_FB_* reason for sleeping in place.
+ * Returns 0 on success or the THREADLET_FB_* reason for sleeping in place
+ * (or THREADLET_NOT_SLEEPING).
  * @sleeping: called from schedule(), so @tsk must really be going to sleep;
  * otherwise from async_exec() for SYSLET_ASYNC, in process context.
  */
@@ -347,7 +360,8 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 }
 
 /*
- * 0: handed off; a THREADLET_FB_* reason: fell back. @flags: the area's
+ * 0: handed off; a THREADLET_FB_* reason: fell back (counted);
+ * THREADLET_NOT_SLEEPING: woken already, neither. @flags: the area's
  * flags, THREADLET_ON set, read by the caller through @reg, the pointer it
  * read once: a dependency that pairs with threadlet_handoff()'s smp_wmb().
  */
@@ -363,8 +377,8 @@ static int threadlet_try_handoff(struct task_struct *tsk,
 		reason = THREADLET_FB_SIGNALS;
 	else
 		reason = threadlet_handoff(tsk, reg, sleeping);
-	if (!reason)
-		return 0;
+	if (reason <= 0)
+		return reason;
 	/* @a is still this task's area: only a successful hand-off moves it. */
 	WRITE_ONCE(a->nr_fallbacks, a->nr_fallbacks + 1);
 	WRITE_ONCE(a->last_fallback, reason);
