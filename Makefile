@@ -172,6 +172,19 @@ $(TBIN)/%-m32: tests/guest/%.c $(GUEST_H) $(LIBTL32) | deps
 	@mkdir -p $(TBIN)
 	$(CC) -m32 $(TCFLAGS) -static -o $@ $< $(LIBTL32) -lm
 
+# C++ guest tests (unwinding through the trampolines), both ABIs.
+CXX      := g++
+TCXXFLAGS := $(filter-out -std=%,$(TCFLAGS))
+GUEST_CXX := $(patsubst tests/guest/%.cc,$(TBIN)/%,$(wildcard tests/guest/*.cc))
+
+$(TBIN)/%: tests/guest/%.cc $(GUEST_H) $(LIBTL) | deps
+	@mkdir -p $(TBIN)
+	$(CXX) $(TCXXFLAGS) -static -o $@ $< $(LIBTL)
+
+$(TBIN)/%-m32: tests/guest/%.cc $(GUEST_H) $(LIBTL32) | deps
+	@mkdir -p $(TBIN)
+	$(CXX) -m32 $(TCXXFLAGS) -static -o $@ $< $(LIBTL32)
+
 $(TBIN)/%-m32: user/examples/%.c $(LIBTL32) | deps
 	@mkdir -p $(TBIN)
 	$(CC) -m32 $(TCFLAGS) -static -o $@ $< $(LIBTL32)
@@ -180,7 +193,7 @@ $(TBIN)/%: user/examples/%.c $(LIBTL) | deps
 	@mkdir -p $(TBIN)
 	$(CC) $(TCFLAGS) -static -o $@ $< $(LIBTL)
 
-tests: user user32 $(GUEST_TESTS) $(GUEST32) $(GUEST_M32) $(EXAMPLES)
+tests: user user32 $(GUEST_TESTS) $(GUEST_CXX) $(GUEST32) $(GUEST_M32) $(EXAMPLES)
 # threadlet-server-m32 runs the example server's 32-bit build.
 tests: $(TBIN)/tlhttpd-m32
 

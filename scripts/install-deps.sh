@@ -3,7 +3,7 @@
 # packages are present it does nothing and touches no package list.
 set -eu
 
-PKGS="linux-source-6.1 build-essential gcc-multilib bc bison flex libelf-dev
+PKGS="linux-source-6.1 build-essential gcc-multilib g++-multilib bc bison flex libelf-dev
 libssl-dev dwarves cpio xz-utils rsync kmod ccache nasm e2fsprogs
 qemu-system-x86 busybox-static linux-perf fio liburing-dev libaio-dev
 groff-base mandoc man-db pkg-config dpkg-dev lintian

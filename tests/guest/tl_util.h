@@ -31,9 +31,11 @@ static inline int tl_wait_parked(struct async_head_user *ahu, long n)
  */
 static inline int tl_tracepoint_counter(const char *event)
 {
-	struct perf_event_attr attr = { 0 };
-	char path[128], buf[32] = { 0 };
+	struct perf_event_attr attr;
+	char path[128], buf[32] = "";
 	int fd;
+
+	memset(&attr, 0, sizeof(attr));	/* { 0 } warns in C++ */
 
 	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/id", event);
 	fd = open(path, O_RDONLY);

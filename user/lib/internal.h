@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <threadlet.h>
+#include <unwind.h>
 
 #define TL_HIDDEN __attribute__((visibility("hidden")))
 
@@ -83,5 +84,11 @@ TL_HIDDEN long tl_exec_slow(long (*fn)(void *), void *data,
 			    unsigned long stack_top,
 			    struct async_head_user *ahu);
 TL_HIDDEN void tl_fn_returned_slow(void *data);
+
+/* threadlet.c, named in the trampolines' unwind information (cfi.inc) */
+TL_HIDDEN _Unwind_Reason_Code tl_personality(int version, _Unwind_Action actions,
+					     _Unwind_Exception_Class cls,
+					     struct _Unwind_Exception *ue,
+					     struct _Unwind_Context *ctx);
 
 #endif /* TL_INTERNAL_H */

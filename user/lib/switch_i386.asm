@@ -183,7 +183,7 @@ tl_switch_run:
 ; threadlet_on()'s result is not tested, for the reasons given in
 ; switch_x86_64.asm.
 threadlet_exec:
-	cfi_startproc
+	cfi_startproc personality
 	endbr32
 	PUSH_CALLEE_SAVED
 	call	.pc

@@ -207,7 +207,7 @@ threadlet_exec:
 ; then nothing can be handed off, fn runs in place and we return 1, which
 ; is the truth.
 tl_switch_run:
-	cfi_startproc
+	cfi_startproc personality
 	sub	rdx, TOP_SIZE
 .top:
 	mov	[rdx + TOP_HEAD], rsp

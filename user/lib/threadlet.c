@@ -468,6 +468,35 @@ void tl_fn_returned_slow(void *data)
 		tl_cachemiss_done(data, tl_pool_ahu);
 }
 
+/*
+ * The personality routine of the trampoline frame that calls fn (the
+ * "zPR" CIE of cfi.inc). A C++ exception, pthread_exit() or a
+ * cancellation that unwinds out of fn while this thread is still the head
+ * passes here in the cleanup phase: the threadlet is turned off, as when
+ * fn completes in place, so that the caller's frames the unwinding goes
+ * on into run as the head with no threadlet on (an exception caught
+ * there, or the thread's exit). The flag is cleared first, as in
+ * tl_fn_returned_slow(). In a cache-miss thread the unwind rules end at
+ * this frame: an exception finds no handler (std::terminate(), as when it
+ * leaves a thread's start routine), and a forced unwind (pthread_exit())
+ * ends the thread; nothing is done here. Nothing else uses the frame, so
+ * there is no table to read and no landing pad.
+ */
+_Unwind_Reason_Code tl_personality(int version, _Unwind_Action actions,
+				   _Unwind_Exception_Class cls,
+				   struct _Unwind_Exception *ue,
+				   struct _Unwind_Context *ctx)
+{
+	(void)cls;
+	(void)ue;
+	(void)ctx;
+	if (version != 1)
+		return _URC_FATAL_PHASE1_ERROR;
+	if (actions & _UA_CLEANUP_PHASE)
+		__threadlet_off_tls(__threadlet_area_tls_offset());
+	return _URC_CONTINUE_UNWIND;
+}
+
 /* ---- async heads and their pools ------------------------------------- */
 
 static void *tl_pool_main(void *arg);
