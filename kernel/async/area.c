@@ -5,13 +5,14 @@
  *
  * The area is pinned (FOLL_LONGTERM) for as long as it is registered, so
  * that the scheduler hook can read and write it through the kernel mapping
- * without faulting. Everything the kernel reads from it is a user value
+ * without faulting; so it must be anonymous, shmem or hugetlb memory. Everything the kernel reads from it is a user value
  * that user space could have passed in a syscall anyway.
  */
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/syscalls.h>
 #include <linux/uaccess.h>
@@ -80,6 +81,25 @@ static void *threadlet_map_page(struct threadlet_reg *reg, struct page *page)
 	return reg->vmap;
 }
 
+/*
+ * The area must be anonymous, shmem or hugetlb memory, as io_uring's
+ * registered buffers must: a page cache page of a file is written back by
+ * its file system, which knows nothing of the kernel's stores through the
+ * direct map (they never dirty the page, so writeback drops them), and a
+ * long-term pin holds it against truncation and reclaim for as long as
+ * the thread lives.
+ */
+static bool threadlet_page_ok(struct page *page)
+{
+	struct folio *folio = page_folio(page);
+	struct address_space *mapping;
+
+	if (folio_test_anon(folio) || folio_test_hugetlb(folio))
+		return true;
+	mapping = folio_mapping(folio);
+	return mapping && shmem_mapping(mapping);
+}
+
 static int threadlet_reg_alloc(struct threadlet_area __user *uarea)
 {
 	struct threadlet_reg *reg;
@@ -99,6 +119,9 @@ static int threadlet_reg_alloc(struct threadlet_area __user *uarea)
 	if (pin_user_pages_fast((unsigned long)uarea, 1,
 				FOLL_WRITE | FOLL_LONGTERM, &page) != 1)
 		goto unaccount;
+	ret = -EOPNOTSUPP;
+	if (!threadlet_page_ok(page))
+		goto unpin;
 	ret = -ENOMEM;
 	base = threadlet_map_page(reg, page);
 	if (!base)

@@ -3,8 +3,10 @@
  * Bad input to every threadlet system call and library call gets the
  * documented errno, and leaves nothing behind (threads, file descriptors).
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include "tl_test.h"
 #include "tl_util.h"
@@ -76,6 +78,48 @@ static void registration(void)
 		 "unregister: threadlet on");
 	tl_ok(sys(__NR_threadlet_off, 0, 0, 0) == 1, "threadlet_off: 1 (ran in place)");
 	tl_ok(sys(__NR_threadlet_off, 0, 0, 0) == 0, "threadlet_off again: 0");
+}
+
+/* A fresh mapping of @fd (-1: anonymous), one page, zeroed. */
+static void *map_one(int fd, int flags)
+{
+	void *p;
+
+	if (fd >= 0 && ftruncate(fd, 4096))
+		return NULL;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, flags, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The area's memory, in a thread of its own (an area per thread). */
+static void *area_memory(void *arg)
+{
+	char path[] = "/mnt/disk/tl-area.XXXXXX";
+	long sz = sizeof(struct threadlet_area);
+	int fd = mkstemp(path), mfd = memfd_create("tl-area", 0);
+	void *p;
+
+	(void)arg;
+	if (fd < 0) {
+		tl_skip_test("register in a file mapping: no writable disk");
+	} else {
+		unlink(path);
+		p = map_one(fd, MAP_SHARED);
+		tl_errno(p ? sys(__NR_threadlet_register, (long)p, sz, 0) : 0, EOPNOTSUPP,
+			 "register: in a shared mapping of an ext4 file");
+		p = map_one(fd, MAP_PRIVATE);
+		tl_ok(p && sys(__NR_threadlet_register, (long)p, sz, 0) == 0 &&
+		      sys(__NR_threadlet_register, (long)p, sz, THREADLET_UNREGISTER) == 0,
+		      "register: in a private mapping of that file (copied on write)");
+		close(fd);
+	}
+	p = mfd >= 0 ? map_one(mfd, MAP_SHARED) : NULL;
+	tl_ok(p && sys(__NR_threadlet_register, (long)p, sz, 0) == 0 &&
+	      sys(__NR_threadlet_register, (long)p, sz, THREADLET_UNREGISTER) == 0,
+	      "register: in a shared memfd mapping (shmem)");
+	if (mfd >= 0)
+		close(mfd);
+	return NULL;
 }
 
 static void heads(void)
@@ -221,8 +265,11 @@ static int nr_fds(void)
 int main(void)
 {
 	int threads0 = tl_nr_threads(), fds0 = nr_fds();
+	pthread_t t;
 
 	registration();
+	if (pthread_create(&t, NULL, area_memory, NULL) == 0)
+		pthread_join(t, NULL);
 	heads();
 	library();
 	tl_ok(tl_nr_threads_settle(threads0) == threads0 && nr_fds() == fds0,
