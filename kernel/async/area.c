@@ -5,8 +5,9 @@
  *
  * The area is pinned (FOLL_LONGTERM) for as long as it is registered, so
  * that the scheduler hook can read and write it through the kernel mapping
- * without faulting; so it must be anonymous, shmem or hugetlb memory. Everything the kernel reads from it is a user value
- * that user space could have passed in a syscall anyway.
+ * without faulting; so it must be anonymous, shmem or hugetlb memory.
+ * Everything the kernel reads from it is a user value that user space
+ * could have passed in a syscall anyway.
  */
 #include <linux/mm.h>
 #include <linux/sched.h>

@@ -628,17 +628,14 @@ static int async_wait_sleep(struct async_head *head, unsigned long idx,
  * index it read is at most head->kidx and less than a ring behind it, so
  * it is the one with kidx's high half, or the one before that when the low
  * half wrapped since: without this, after 2^32 completions every index
- * would be 2^32 behind, and async_wait() would never sleep. One above
- * kidx stays a bad index.
+ * would be 2^32 behind, and async_wait() would never sleep. The index
+ * taken is the one within 2^31 of kidx: one above kidx stays a bad index.
  */
 static unsigned long async_compat_idx(struct async_head *head, u32 idx)
 {
 	u64 k = READ_ONCE(head->kidx);
-	u64 full = (k & ~(u64)U32_MAX) | idx;
 
-	if (full > k && k > U32_MAX)
-		full -= 1ULL << 32;
-	return full;
+	return k - (s64)(s32)((u32)k - idx);
 }
 
 /*
@@ -684,6 +681,9 @@ SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,
 		goto out;
 	ret = READ_ONCE(head->dead) ? -EINVAL :
 	      max(0L, (long)(READ_ONCE(head->published) - user_ring_idx));
+	/* A count a 32-bit caller could take for an error: S32_MAX at most. */
+	if (in_compat_syscall())
+		ret = min(ret, (long)S32_MAX);
 	/* The published count before the caller's read of the index. */
 	smp_rmb();
 out:
