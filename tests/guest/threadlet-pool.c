@@ -6,6 +6,7 @@
  * changes, thread limits make growth fail without failing anyone, and the
  * kernel refuses bad pool settings.
  */
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -128,6 +129,57 @@ static void fixed_pool(void)
 	      "min 0, min > max, max > 1024: -EINVAL");
 }
 
+/* Blocks (a hand-off), then ends the thread it runs in: a pool thread. */
+static long nap_exit(void *data)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	(void)data;
+	nanosleep(&ts, NULL);
+	pthread_exit(NULL);
+}
+
+static void *exit_head(void *arg)
+{
+	async_head_exit(&ahu);
+	*(int *)arg = 1;
+	return NULL;
+}
+
+/*
+ * The rest of a threadlet that went async runs in a pool thread's
+ * identity; pthread_exit() there ends that pool thread. The pool counts
+ * it gone (libthreadlet's thread-specific data destructor): before, it
+ * stayed counted, async_head_exit() waited for it for ever, and the pool
+ * never replaced it.
+ */
+static void pool_thread_exits(void)
+{
+	struct async_pool_stats st;
+	struct timespec until;
+	int done = 0;
+	pthread_t t;
+	long r;
+
+	tl_ok(async_head_init_pool(&ahu, 64, 2, 2) == 0 && tl_wait_parked(&ahu, 2),
+	      "a fixed pool of 2, parked");
+	r = threadlet_exec(nap_exit, NULL, stacks[0], &ahu);
+	tl_ok(r == 0, "a threadlet that blocks is handed off (%ld)", r);
+	for (int i = 0; i < 3000; i++) {
+		async_head_pool_stats(&ahu, &st);
+		if (st.threads < 2)
+			break;
+		usleep(1000);
+	}
+	tl_ok(st.threads == 1, "its pthread_exit() in the pool thread: the pool counts 1 thread (%u)",
+	      st.threads);
+	pthread_create(&t, NULL, exit_head, &done);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	tl_ok(pthread_timedjoin_np(t, NULL, &until) == 0 && done,
+	      "async_head_exit() returns");
+}
+
 /*
  * Growth that RLIMIT_NPROC stops is counted; every threadlet completes.
  * The limit is set once the pool's min threads run, at the number of
@@ -204,6 +256,7 @@ int main(void)
 	}
 	grow_and_shrink();
 	fixed_pool();
+	pool_thread_exits();
 	nproc_limit();
 	bad_settings();
 	return tl_exit();

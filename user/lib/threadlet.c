@@ -179,6 +179,23 @@ static void tl_atfork_child(void)
 	tl_atfork_parent();
 }
 
+static void tl_pool_thread_gone(void *arg);
+
+/*
+ * Each pool thread's pool, as thread-specific data whose destructor runs
+ * if the thread ends anywhere but at the end of tl_pool_main(): the rest
+ * of a threadlet that went async runs in a pool thread's identity, and a
+ * pthread_exit() or cancellation there ends that thread.
+ */
+static pthread_key_t tl_pool_key;
+static int tl_pool_key_ok;
+static pthread_once_t tl_pool_key_once = PTHREAD_ONCE_INIT;
+
+static void tl_pool_key_init(void)
+{
+	tl_pool_key_ok = pthread_key_create(&tl_pool_key, tl_pool_thread_gone) == 0;
+}
+
 static void tl_init(void)
 {
 	const char *force = getenv("THREADLET_FORCE_SYSCALL");
@@ -501,6 +518,13 @@ _Unwind_Reason_Code tl_personality(int version, _Unwind_Action actions,
 
 static void *tl_pool_main(void *arg);
 
+/* A pool thread leaves: live (what async_head_exit() waits for) drops. */
+static void tl_pool_left(struct tl_pool *pool)
+{
+	if (__atomic_sub_fetch(&pool->live, 1, __ATOMIC_ACQ_REL) == 0)
+		syscall(SYS_futex, &pool->live, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
 /* Starts one detached pool thread, counted in nr_threads and live. */
 static int tl_pool_start(struct tl_pool *pool)
 {
@@ -508,13 +532,14 @@ static int tl_pool_start(struct tl_pool *pool)
 	pthread_t t;
 	int ret;
 
+	pthread_once(&tl_pool_key_once, tl_pool_key_init);
 	__atomic_add_fetch(&pool->live, 1, __ATOMIC_ACQ_REL);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	ret = -pthread_create(&t, &attr, tl_pool_main, pool);
 	pthread_attr_destroy(&attr);
-	if (ret && __atomic_sub_fetch(&pool->live, 1, __ATOMIC_ACQ_REL) == 0)
-		syscall(SYS_futex, &pool->live, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	if (ret)
+		tl_pool_left(pool);
 	return ret;
 }
 
@@ -601,6 +626,21 @@ static void tl_pool_rseq_off(void)
 #endif
 }
 
+/*
+ * The destructor of tl_pool_key: a pool thread's identity ended in the
+ * rest of a threadlet (pthread_exit(), a cancellation) instead of going
+ * home. It leaves the pool's count of threads too, so that the pool can
+ * grow again. (A raw exit system call runs no destructor: see
+ * threadlet_exec(3).)
+ */
+static void tl_pool_thread_gone(void *arg)
+{
+	struct tl_pool *pool = arg;
+
+	__atomic_sub_fetch(&pool->nr_threads, 1, __ATOMIC_ACQ_REL);
+	tl_pool_left(pool);
+}
+
 static void *tl_pool_main(void *arg)
 {
 	struct tl_pool *pool = arg;
@@ -619,6 +659,8 @@ static void *tl_pool_main(void *arg)
 	__threadlet_area.lib_flags |= TL_LIB_CACHEMISS;
 	tl_pool_ahu = ahu;
 	tl_pool_rseq_off();
+	if (tl_pool_key_ok)
+		pthread_setspecific(tl_pool_key, pool);
 	for (;;) {
 		ret = tl_park_home(&__threadlet_area, ahu);
 		if (ret == ASYNC_GROW) {
@@ -631,11 +673,12 @@ static void *tl_pool_main(void *arg)
 			break;
 		}
 	}
+	if (tl_pool_key_ok)
+		pthread_setspecific(tl_pool_key, NULL);
 	__threadlet_area.lib_flags &= ~TL_LIB_CACHEMISS;
 	tl_unregister();
 out:
-	if (__atomic_sub_fetch(&pool->live, 1, __ATOMIC_ACQ_REL) == 0)
-		syscall(SYS_futex, &pool->live, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	tl_pool_left(pool);
 	return NULL;
 }
 
