@@ -721,6 +721,8 @@ static void thr_dead(struct thr *t, int site)
  * hand-off), and that identity ends here: mark its slot dead, then exit
  * this thread only.
  */
+static int pool_identity(void);
+
 static void __attribute__((noreturn)) exit_identity(int site)
 {
 	int tid = (int)RS0(SYS_gettid);
@@ -736,6 +738,16 @@ static void __attribute__((noreturn)) exit_identity(int site)
 	 */
 	if ((int)RS0(SYS_gettid) != tid && on)
 		stat_inc(ST_FAULT_HANDOFF);
+	/*
+	 * A hand-off at a fault since the caller looked (FN_RAW_EXIT) may
+	 * have left this task a cache-miss thread with a library pool
+	 * thread's identity, which must not end here (see pool_identity()):
+	 * send it home instead, where the library ends it (no head:
+	 * async_thread() fails with -EINVAL, tl_pool_main() leaves and
+	 * counts it). From the test to the exit nothing touches memory.
+	 */
+	if (pool_identity())
+		complete_threadlet_fn(NULL, NULL);
 	for (;;)
 		RS1(SYS_exit, 0);
 }
@@ -1103,6 +1115,24 @@ static void fn_block(struct job *j, int kind)
 	}
 }
 
+/*
+ * Whether this task now runs with the identity of one of libthreadlet's
+ * pool threads: the rest of a threadlet that went async on a library
+ * head, claimed by a pool thread (a parker of ours parked there has a
+ * slot in its TLS). Call it with the threadlet off: a cache-miss thread
+ * stays one, so the answer holds until the thread ends. Such a thread
+ * must not end with a raw exit: libthreadlet counts its pool threads
+ * (pool->live), and async_head_exit() waits until each has left
+ * tl_pool_main() or ended through pthread_exit() (whose destructor
+ * counts it), so a raw exit would leave the orderly finale, or a
+ * worker's op_libhead(), waiting for ever (the reaper's "finale stuck").
+ */
+static __attribute__((noipa)) int pool_identity(void)
+{
+	return !t_self && (__threadlet_area.lib_flags & FZ_LIB_CACHEMISS) &&
+	       !(__threadlet_area.flags & THREADLET_ON);
+}
+
 static long fz_fn(void *data)
 {
 	struct job *j = data;
@@ -1241,13 +1271,18 @@ static long fz_fn(void *data)
 		 * glibc's thread exit is user code that sleeps (locks, frees):
 		 * with the threadlet still on it would hand off half-way and
 		 * the head would go on with a torn-down thread. Disarm first;
-		 * a cache-miss thread (not on) exits as what it is.
+		 * a cache-miss thread (not on) exits as what it is; one of the
+		 * library's pool threads leaves its pool as it ends (the
+		 * library's thread-specific data destructor).
 		 */
 		__threadlet_off_tls(__threadlet_area_tls_offset());
 		RS0(__NR_threadlet_off);
 		pthread_exit(NULL);
 	case FN_RAW_EXIT:
 		fn_block(j, (int)(j->arg % 2) ? FN_SLEEP : FN_NOOP);
+		/* A raw exit runs no destructor: never a library pool thread. */
+		if (pool_identity())
+			break;
 		exit_identity(DS_RAW_EXIT);
 	case FN_EXEC: {
 		char seed[32], *argv[] = { FZ_NAME, "--exec-child", seed, "1", NULL };
