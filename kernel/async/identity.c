@@ -34,9 +34,10 @@
  * timers another thread may arm, exit, exec and job control), and only
  * when it moves group leadership or children under tasklist_lock for
  * writing first (threadlet_swap_global()); a move of leadership also
- * holds cgroup_threadgroup_rwsem for reading, as exec does, but only
- * tries it. The TIDs move under the head's pi_lock as well
- * (threadlet_exchange_tids()). Nothing is waited for but spinning locks,
+ * holds cgroup_threadgroup_rwsem for reading, as exec does, in effect
+ * (threadlet_threadgroup_begin()), and never waits for it. The TIDs move
+ * under the head's pi_lock as well (threadlet_exchange_tids()). Nothing
+ * is waited for but spinning locks,
  * so this runs in the scheduler hook of the sleeping head. comm is
  * moved under each task's alloc_lock, after those. Settings another
  * thread changes by TID without those locks (nice, affinity, policy,
@@ -581,23 +582,33 @@ static void swap_comm(struct task_struct *a, struct task_struct *b)
  * (cgroup_taskset_for_each_leader(): cpuset rebinds the process's memory,
  * memcg moves its charges there). Leadership that moved in between would
  * show them no leader, or two. exec's de_thread() holds the lock for
- * reading across its move of leadership; so does a leader's swap. The
- * hook must not sleep for it: while a migration runs, the head sleeps in
- * place instead. Returns whether it is held.
+ * reading across its move of leadership; a leader's swap holds it too, in
+ * effect: returns 0 when no writer can run until the swap is done, 1 when
+ * it took the lock (threadlet_threadgroup_end() drops it), -1 when a
+ * migration runs (the head then sleeps in place: the hook cannot wait).
+ *
+ * Caller holds rcu_read_lock() across the swap. A writer first waits for
+ * a grace period (rcu_sync_enter()), so while the rwsem's rcu_sync is idle
+ * none gets past that before the swap ends: percpu_down_read()'s own fast
+ * path, without the per-CPU count, which only a reader that outlives its
+ * RCU section needs. The hand-off saves the count's two updates.
  */
-static bool threadlet_threadgroup_trylock(void)
+static int threadlet_threadgroup_begin(void)
 {
 #ifdef CONFIG_CGROUPS
-	return percpu_down_read_trylock(&cgroup_threadgroup_rwsem);
+	if (rcu_sync_is_idle(&cgroup_threadgroup_rwsem.rss))
+		return 0;
+	return percpu_down_read_trylock(&cgroup_threadgroup_rwsem) ? 1 : -1;
 #else
-	return true;
+	return 0;
 #endif
 }
 
-static void threadlet_threadgroup_unlock(void)
+static void threadlet_threadgroup_end(int held)
 {
 #ifdef CONFIG_CGROUPS
-	percpu_up_read(&cgroup_threadgroup_rwsem);
+	if (held > 0)
+		percpu_up_read(&cgroup_threadgroup_rwsem);
 #endif
 }
 
@@ -684,7 +695,8 @@ static bool threadlet_signals_quiet(struct task_struct *head,
  * A tracer that attaches meanwhile holds tasklist_lock, not siglock: it
  * attaches to the kernel task it looked up by TID, which may carry the
  * other identity by then, as with any lookup by TID during a hand-off;
- * from then on hand-offs of either are refused.
+ * from then on hand-offs of either are refused. Caller holds
+ * rcu_read_lock() (threadlet_threadgroup_begin()).
  */
 int threadlet_swap_identity(struct task_struct *head,
 			    struct task_struct *spare)
@@ -693,10 +705,13 @@ int threadlet_swap_identity(struct task_struct *head,
 	bool global = threadlet_swap_global(head, spare);
 	/* Only @head gives up leadership: this stays true until the end. */
 	bool leader = thread_group_leader(head);
-	int ret = 0;
+	int ret = 0, tg = 0;
 
-	if (leader && !threadlet_threadgroup_trylock())
-		return THREADLET_FB_TASK;
+	if (leader) {
+		tg = threadlet_threadgroup_begin();
+		if (tg < 0)
+			return THREADLET_FB_TASK;
+	}
 	if (global) {
 		write_lock_irq(&tasklist_lock);
 		spin_lock(&sighand->siglock);
@@ -754,8 +769,7 @@ out:
 	} else {
 		spin_unlock_irq(&sighand->siglock);
 	}
-	if (leader)
-		threadlet_threadgroup_unlock();
+	threadlet_threadgroup_end(tg);
 	if (ret)
 		return ret;
 	swap_comm(head, spare);

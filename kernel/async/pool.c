@@ -55,8 +55,6 @@ static int threadlet_check_head(struct task_struct *tsk, bool sleeping)
 {
 	unsigned int state = READ_ONCE(tsk->__state);
 
-	if (sleeping && state == TASK_RUNNING)
-		return THREADLET_NOT_SLEEPING;
 	if ((sleeping &&
 	     (!(state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE)) ||
 	      (state & (__TASK_STOPPED | __TASK_TRACED)))) ||
@@ -64,7 +62,8 @@ static int threadlet_check_head(struct task_struct *tsk, bool sleeping)
 	    __fatal_signal_pending(tsk) ||
 	    (tsk->signal->flags & SIGNAL_GROUP_EXIT) ||
 	    tsk->signal->group_exec_task)
-		return THREADLET_FB_EXITING;
+		return sleeping && state == TASK_RUNNING ?
+		       THREADLET_NOT_SLEEPING : THREADLET_FB_EXITING;
 	if (tsk->ptrace || !list_empty(&tsk->ptraced))
 		return THREADLET_FB_PTRACE;
 	if (task_is_realtime(tsk))
