@@ -399,7 +399,18 @@ static int sigevent_ok(const struct sigevent *sev)
 
 /* ---- running requests ----------------------------------------------------- */
 
-static void req_start(struct req *r);
+/*
+ * Requests to start, in order, by the loop that owns the list: the
+ * outermost req_start_list() of a call, or a cache-miss thread's cm_run().
+ * It lives on that loop's stack and is passed down, never kept per thread:
+ * a caller that is itself a threadlet may be handed off inside the loop,
+ * and its rest, with the list, goes on in another thread.
+ */
+struct startq {
+	struct req *head, **tail;
+};
+
+static void req_start(struct req *r, struct startq *sq);
 
 /*
  * Takes off @q's pending list what can start now, in order (see struct
@@ -429,38 +440,48 @@ static struct req *fdq_take(struct fdq *q)
 	return start;
 }
 
+static void startq_add(struct startq *sq, struct req *start)
+{
+	*sq->tail = start;
+	while (start->qnext)
+		start = start->qnext;
+	sq->tail = &start->qnext;
+}
+
+static struct req *startq_take(struct startq *sq)
+{
+	struct req *n = sq->head;
+
+	if (n) {
+		sq->head = n->qnext;
+		if (!sq->head)
+			sq->tail = &sq->head;
+		n->qnext = NULL;
+	}
+	return n;
+}
+
 /*
  * Starts the requests of @start in order. One that completes in place may
- * start the next one on its descriptor from inside req_start(): those are
- * queued to this thread's outermost call, which starts them in turn, so
- * that a long queue does not recurse once per request.
+ * start the next one on its descriptor from inside req_start(): those go
+ * to @sq, the list of the loop this runs under, which starts them in turn,
+ * so that a long queue does not recurse once per request. Without @sq
+ * this is the outermost call, and its loop.
  */
-static __thread struct req *tl_starts, **tl_starts_tail;
-static __thread int tl_starting;
-
-static void req_start_list(struct req *start)
+static void req_start_list(struct req *start, struct startq *sq)
 {
+	struct startq own = { NULL, &own.head };
 	struct req *n;
 
 	if (!start)
 		return;
-	if (!tl_starting)
-		tl_starts_tail = &tl_starts;
-	*tl_starts_tail = start;
-	while (start->qnext)
-		start = start->qnext;
-	tl_starts_tail = &start->qnext;
-	if (tl_starting)
+	if (sq) {
+		startq_add(sq, start);
 		return;
-	tl_starting = 1;
-	while ((n = tl_starts) != NULL) {
-		tl_starts = n->qnext;
-		if (!tl_starts)
-			tl_starts_tail = &tl_starts;
-		n->qnext = NULL;
-		req_start(n);
 	}
-	tl_starting = 0;
+	startq_add(&own, start);
+	while ((n = startq_take(&own)) != NULL)
+		req_start(n, &own);
 }
 
 /*
@@ -481,10 +502,11 @@ static void req_put_stack(struct req *r)
 
 /*
  * @r is done (or cancelled): publish its result, wake aio_suspend(),
- * start what waited for it. Caller holds aio_lock; returns with it
- * dropped, after the notifications.
+ * start what waited for it (see req_start_list() for @sq). Caller holds
+ * aio_lock; returns with it dropped, after the notifications.
  */
-static void req_finish_unlock(struct req *r, int error, ssize_t result)
+static void req_finish_unlock(struct req *r, int error, ssize_t result,
+			      struct startq *sq)
 {
 	struct sigevent note, gnote;
 	int has_note = r->sev.sigev_notify != SIGEV_NONE, has_gnote = 0;
@@ -523,16 +545,16 @@ static void req_finish_unlock(struct req *r, int error, ssize_t result)
 		notify(&note);
 	if (has_gnote)
 		notify(&gnote);
-	req_start_list(start);
+	req_start_list(start, sq);
 }
 
-static void req_done(struct req *r, long long ret)
+static void req_done(struct req *r, long long ret, struct startq *sq)
 {
 	pthread_mutex_lock(&aio_lock);
 	if (ret < 0)
-		req_finish_unlock(r, (int)-ret, -1);
+		req_finish_unlock(r, (int)-ret, -1, sq);
 	else
-		req_finish_unlock(r, 0, (ssize_t)ret);
+		req_finish_unlock(r, 0, (ssize_t)ret, sq);
 }
 
 /*
@@ -546,7 +568,7 @@ static void req_done(struct req *r, long long ret)
  * does, this one or an earlier one; the last to stop running starts the
  * first.
  */
-static void req_make_stream(struct req *r)
+static void req_make_stream(struct req *r, struct startq *sq)
 {
 	struct fdq *q = r->q;
 	struct req **pp, *start;
@@ -565,7 +587,7 @@ static void req_make_stream(struct req *r)
 		q->tail = &r->qnext;
 	start = fdq_take(q);
 	pthread_mutex_unlock(&aio_lock);
-	req_start_list(start);
+	req_start_list(start, sq);
 }
 
 /*
@@ -602,33 +624,27 @@ static long req_syscall(const struct req *r)
  * as an atom popped from the ring. A pread64 on a descriptor without positioned
  * I/O read nothing and becomes an ordered read().
  */
-static void req_ended(struct req *r)
+static void req_ended(struct req *r, struct startq *sq)
 {
 	if (r->ret == -ESPIPE && r->nr == SYS_pread64) {
-		req_make_stream(r);
+		req_make_stream(r, sq);
 		return;
 	}
-	req_done(r, r->ret);
+	req_done(r, r->ret, sq);
 }
 
 /*
  * Takes a request for a cache-miss thread to run in place: the next that
- * its own ones let start (queued to it by req_start_list()), else the
+ * its own ones let start (queued to its @sq by req_start_list()), else the
  * head of the loop queue. @counted: the thread is in aio_cm_busy; it
  * leaves when it finds nothing, or before it runs an exclusive request,
  * which may block for good (a pipe). A request run in place needs no
  * threadlet stack: one reserved for it goes back.
  */
-static struct req *cm_take(int *counted)
+static struct req *cm_take(struct startq *sq, int *counted)
 {
-	struct req *n = tl_starts;
+	struct req *n = startq_take(sq);
 
-	if (n) {
-		tl_starts = n->qnext;
-		if (!tl_starts)
-			tl_starts_tail = &tl_starts;
-		n->qnext = NULL;
-	}
 	pthread_mutex_lock(&aio_lock);
 	if (!n && aio_loopq) {
 		n = aio_loopq;
@@ -663,20 +679,17 @@ static struct req *cm_take(int *counted)
  */
 static long __attribute__((noinline)) cm_run(struct req *r)
 {
+	struct startq sq = { NULL, &sq.head };
 	unsigned long stack = r->stack;
 	int counted = !r->exclusive;
 
 	r->stack = 0;
-	tl_starting = 1;
-	tl_starts = NULL;
-	tl_starts_tail = &tl_starts;
 	do {
-		req_ended(r);
-		r = cm_take(&counted);
+		req_ended(r, &sq);
+		r = cm_take(&sq, &counted);
 		if (r)
 			r->ret = req_syscall(r);
 	} while (r);
-	tl_starting = 0;
 	return complete_threadlet_fn((void *)(stack | STACK_EVENT), &aio_ahu);
 }
 
@@ -708,7 +721,7 @@ static long req_fn(void *data)
  * (ended here) or handed off (the cache-miss thread, or for an atom the
  * reaper, ends it).
  */
-static void req_start(struct req *r)
+static void req_start(struct req *r, struct startq *sq)
 {
 	struct syslet_uatom *done;
 	long ret;
@@ -730,7 +743,7 @@ static void req_start(struct req *r)
 
 		ret = threadlet_exec(req_fn, r, r->stack, &aio_ahu);
 		if (ret == 1)
-			req_ended(r);
+			req_ended(r, sq);
 		else if (ret == 0 && parallel)
 			__atomic_add_fetch(&aio_cm_busy, 1, __ATOMIC_RELAXED);
 		if (ret >= 0)
@@ -741,12 +754,12 @@ static void req_start(struct req *r)
 			       r->nargs, &r->args[0], &r->args[1], &r->args[2],
 			       &r->args[3], &r->args[4]);
 	if (ret) {
-		req_done(r, ret);
+		req_done(r, ret, sq);
 		return;
 	}
 	done = async_exec(&r->atom, &aio_ahu);
 	if (done == &r->atom) {
-		req_ended(r);
+		req_ended(r, sq);
 	} else if (!done) {
 		/* Gone async: the reaper waits on the ring from the first. */
 		if (__atomic_fetch_add(&aio_atoms, 1, __ATOMIC_SEQ_CST) == 0)
@@ -757,9 +770,9 @@ static void req_start(struct req *r)
 		 * if it blocks, the caller's threadlet is what is handed off.
 		 */
 		r->ret = req_syscall(r);
-		req_ended(r);
+		req_ended(r, sq);
 	} else if (threadlet_ptr_err(done)) {	/* could not run at all */
-		req_done(r, threadlet_ptr_err(done));
+		req_done(r, threadlet_ptr_err(done), sq);
 	}
 }
 
@@ -796,7 +809,7 @@ static void end_atoms(struct req *a)
 
 		a->qnext = NULL;
 		__atomic_sub_fetch(&aio_atoms, 1, __ATOMIC_SEQ_CST);
-		req_ended(a);
+		req_ended(a, NULL);
 		a = n;
 	}
 }
@@ -1123,7 +1136,7 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	r->group = group;
 	if (err) {
 		r->state = RQ_RUNNING;
-		req_finish_unlock(r, err, -1);
+		req_finish_unlock(r, err, -1, NULL);
 		return 0;
 	}
 	r->exclusive = kind != FD_PARALLEL || op == O_SYNC || op == O_DSYNC;
@@ -1174,7 +1187,7 @@ static int submit(struct aiocb *cb, int op, struct lio_group *group, int is64)
 	}
 	pthread_mutex_unlock(&aio_lock);
 	if (!wait && !loop)
-		req_start(r);
+		req_start(r, NULL);
 	end_atoms(atoms);
 	return 0;
 }
@@ -1369,7 +1382,7 @@ static int cancel_one(struct req *r)
 			q->tail = pp;
 	}
 	r->qnext = NULL;
-	req_finish_unlock(r, ECANCELED, -1);
+	req_finish_unlock(r, ECANCELED, -1, NULL);
 	pthread_mutex_lock(&aio_lock);
 	return AIO_CANCELED;
 }
