@@ -11,10 +11,12 @@
 /*
  * threadlet_area.lib_flags. TL_LIB_UNREGISTERED: the kernel does not know
  * this area (yet); every thread starts so. TL_LIB_CACHEMISS: this identity
- * is a pool (cache-miss) thread.
+ * is a pool (cache-miss) thread. TL_LIB_FORKED_CM: the fork child's copy of
+ * a pool thread, which has no head to go back to or pool to park in.
  */
 #define TL_LIB_UNREGISTERED	(1U << 0)
 #define TL_LIB_CACHEMISS	(1U << 1)
+#define TL_LIB_FORKED_CM	(1U << 2)
 
 /*
  * No function of the library changes errno (threadlet.h): one that calls

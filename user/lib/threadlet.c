@@ -161,17 +161,29 @@ static void tl_atfork_parent(void)
 	pthread_mutex_unlock(&tl_stacks_lock);
 }
 
+static void tl_pool_thread_gone(void *arg);
+static pthread_key_t tl_pool_key;
+static int tl_pool_key_ok;
+
 /*
  * A fork child has no registered area and no pool (the kernel keeps
  * neither across fork); forget the parent's, also the pool the forking
  * thread remembers (tl_job_cache: a new generation) and its cache-miss
  * marks. Their memory is the child's to leak: the parent's threads that
- * own it do not exist here.
+ * own it do not exist here. A child forked by a pool thread, in the rest
+ * of a threadlet, is a copy of a thread whose head frame is the parent's
+ * new head's: it is marked, and ends when the threadlet does
+ * (tl_forked_cm_end()), and its pool thread's destructor is dropped.
  */
 static void tl_atfork_child(void)
 {
 	__threadlet_area.flags = 0;
 	__threadlet_area.lib_flags |= TL_LIB_UNREGISTERED;
+	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS) {
+		__threadlet_area.lib_flags |= TL_LIB_FORKED_CM;
+		if (tl_pool_key_ok)
+			pthread_setspecific(tl_pool_key, NULL);
+	}
 	__threadlet_area.lib_flags &= ~TL_LIB_CACHEMISS;
 	tl_pool_ahu = NULL;
 	tl_pools = NULL;
@@ -179,16 +191,24 @@ static void tl_atfork_child(void)
 	tl_atfork_parent();
 }
 
-static void tl_pool_thread_gone(void *arg);
+/*
+ * The threadlet that a fork child of a pool thread went on with ended:
+ * there is no head to return to, nor a pool or ring to post to; the
+ * child's only thread ends as a thread whose start routine returned
+ * does when it is the last one, with exit(0).
+ */
+static void __attribute__((noreturn)) tl_forked_cm_end(void)
+{
+	exit(0);
+}
 
 /*
- * Each pool thread's pool, as thread-specific data whose destructor runs
- * if the thread ends anywhere but at the end of tl_pool_main(): the rest
- * of a threadlet that went async runs in a pool thread's identity, and a
- * pthread_exit() or cancellation there ends that thread.
+ * tl_pool_key: each pool thread's pool, as thread-specific data whose
+ * destructor runs if the thread ends anywhere but at the end of
+ * tl_pool_main(): the rest of a threadlet that went async runs in a pool
+ * thread's identity, and a pthread_exit() or cancellation there ends that
+ * thread.
  */
-static pthread_key_t tl_pool_key;
-static int tl_pool_key_ok;
 static pthread_once_t tl_pool_key_once = PTHREAD_ONCE_INIT;
 
 static void tl_pool_key_init(void)
@@ -464,6 +484,8 @@ long __complete_threadlet_fn(void *event, struct async_head_user *ahu)
 		return ret;		/* still on, for a caller of its own */
 	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS)
 		tl_cachemiss_done(event, ahu);
+	if (__threadlet_area.lib_flags & TL_LIB_FORKED_CM)
+		tl_forked_cm_end();
 	return -EINVAL;			/* not inside a threadlet */
 }
 
@@ -483,6 +505,8 @@ void tl_fn_returned_slow(void *data)
 	__threadlet_off_tls(__threadlet_area_tls_offset());
 	if (__threadlet_area.lib_flags & TL_LIB_CACHEMISS)
 		tl_cachemiss_done(data, tl_pool_ahu);
+	if (__threadlet_area.lib_flags & TL_LIB_FORKED_CM)
+		tl_forked_cm_end();
 }
 
 /*
@@ -1037,7 +1061,11 @@ static void __attribute__((noreturn)) tl_job_done(struct tl_job *job)
 {
 	struct tl_pool *pool = job->pool;
 	void *event = job->event;
-	struct tl_job *next = tl_job_take(pool);
+	struct tl_job *next;
+
+	if (__threadlet_area.lib_flags & TL_LIB_FORKED_CM)
+		tl_forked_cm_end();	/* the queue is the parent's */
+	next = tl_job_take(pool);
 
 	if (!next)
 		tl_cachemiss_done(event, pool->ahu);
@@ -1070,7 +1098,8 @@ static long tl_job_fn(void *arg)
 
 	job->fn(job->data);
 	ret = __threadlet_off_tls(__threadlet_area_tls_offset());
-	if (ret > 0 || !(__threadlet_area.lib_flags & TL_LIB_CACHEMISS))
+	if (ret > 0 ||
+	    !(__threadlet_area.lib_flags & (TL_LIB_CACHEMISS | TL_LIB_FORKED_CM)))
 		return 1;
 	tl_job_done(job);
 }
