@@ -40,7 +40,9 @@
  *
  * Each ABI forbids the calls that never return to the chain (exit, exec,
  * sigreturn), create tasks that would start in the middle of it, or
- * re-enter the async machinery itself.
+ * re-enter the async machinery itself; and i386's vm86 calls, which
+ * rewrite the frame and the task's stack top for a return in vm86 mode
+ * that never comes once the atom's frame is restored.
  */
 #ifdef CONFIG_X86_64
 static bool syslet_nr_forbidden_64(unsigned int nr)
@@ -127,6 +129,8 @@ static bool syslet_nr_forbidden_32(unsigned int nr)
 	case SYSLET_NR32(clone3):
 	case SYSLET_NR32(sigreturn):
 	case SYSLET_NR32(rt_sigreturn):
+	case SYSLET_NR32(vm86old):
+	case SYSLET_NR32(vm86):
 	case SYSLET_NR32(threadlet_register):
 	case SYSLET_NR32(threadlet_on):
 	case SYSLET_NR32(threadlet_off):

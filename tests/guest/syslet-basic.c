@@ -498,6 +498,18 @@ static void bad_input(void)
 		all &= async_exec(at, &ahu) == &at[0] && r[0] == -EPERM;
 	}
 	tl_ok(all, "fork, clone, exec, exit, sigreturn, async calls: -EPERM");
+#ifdef __i386__
+	/*
+	 * vm86 rewrites the frame, and the task's stack top, which only a
+	 * return in vm86 mode puts back: after an atom's frame is restored
+	 * that never comes (a native kernel with CONFIG_X86_LEGACY_VM86).
+	 */
+	syslet_atom_init(&at[0], SYS_vm86old, 0, &r[0], NULL, 1, &a_bad);
+	all = async_exec(at, &ahu) == &at[0] && r[0] == -EPERM;
+	syslet_atom_init(&at[0], SYS_vm86, 0, &r[0], NULL, 2, &a_bad, &a_bad);
+	all &= async_exec(at, &ahu) == &at[0] && r[0] == -EPERM;
+	tl_ok(all, "vm86old, vm86: -EPERM (%lld)", r[0]);
+#endif
 	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], NULL, 0);
 	at[0].ret_ptr = 0x10;
 	tl_ok(async_exec(at, &ahu) == &at[0], "bad ret_ptr: chain stops there");
