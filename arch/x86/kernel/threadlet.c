@@ -101,7 +101,10 @@ static inline u16 threadlet_gs(struct task_struct *t) { return t->thread.gs; }
  * way round, falls back with THREADLET_FB_COMPAT). How each entered the
  * kernel does not matter: a 32-bit spare parked with int $0x80 returns
  * through IRET wherever the head entered (int $0x80, the vDSO's SYSENTER
- * or SYSCALL, a page fault), as a signal return does.
+ * or SYSCALL, a page fault), as a signal return does; so does a 64-bit
+ * spare that parked in an int $0x80 call (the end of a chain of i386
+ * calls that 64-bit code started), whose compat mark
+ * arch_threadlet_resume() clears.
  */
 int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 {
@@ -113,9 +116,7 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 
 	if (compat != threadlet_user32(spare) ||
 	    ((hflags ^ sflags) & _TIF_ADDR32) ||
-	    (!compat && (regs->cs != __USER_CS ||
-			 (task_thread_info(spare)->status & TS_COMPAT))) ||
-	    regs->ss != __USER_DS)
+	    (!compat && regs->cs != __USER_CS) || regs->ss != __USER_DS)
 		return THREADLET_FB_COMPAT;
 	if (((hflags | sflags) & _TIF_IO_BITMAP) ||
 	    head->thread.iopl_emul != spare->thread.iopl_emul ||
@@ -350,6 +351,12 @@ void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 		return;
 	}
 #ifdef CONFIG_X86_64
+	/*
+	 * Its own call, if it parked in an int $0x80 one, is over: what
+	 * returns now is the head's 64-bit context, whose exit work (the
+	 * error's width, a restart's number) must not be a 32-bit call's.
+	 */
+	current_thread_info()->status &= ~TS_COMPAT;
 	threadlet_set_fsbase(tls->fsbase);
 	/*
 	 * thread.gsbase is current's live user GS base: saved when it
