@@ -297,10 +297,11 @@ static long syslet_call(struct pt_regs *regs, long nr, bool ia32)
  * directly. The entry work may change the number (a tracer, a filter) or
  * skip the call (-1: the result is what it left in ax, the "no such
  * call" error unless a filter set another); the exit work may change the result. The
- * async_exec() frame is put back before the next atom.
+ * async_exec() frame is put back before the next atom (on i386 with the
+ * FS selector the atom ended with, see below).
  */
 static long syslet_run_atom(const struct syslet_uatom *a,
-			    const struct pt_regs *frame)
+			    struct pt_regs *frame)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 	bool ia32 = in_ia32_syscall();
@@ -343,6 +344,14 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 	 * kernel stores it.
 	 */
 	ret = ia32 ? (long)(int)regs->ax : (long)regs->ax;
+#ifdef CONFIG_X86_32
+	/*
+	 * The user FS selector of an i386 task lives in its frame, and a
+	 * hand-off in the atom loaded the identity's into this one
+	 * (threadlet_load_tls32()): it stays with the identity.
+	 */
+	frame->fs = regs->fs;
+#endif
 	*regs = *frame;
 
 	/* Restart codes must not reach user space: the chain is not restarted. */
