@@ -11,6 +11,9 @@
  *    the first blocked job's thread runs the waiting one after posting its
  *    own event, in a thread that is not the head and without a hand-off;
  *  - async_head_exit() runs every queued job before it returns;
+ *  - a job that ends its cache-miss thread with pthread_exit() leaves the
+ *    pool's count of busy threads: the job queued behind it runs, and the
+ *    next one is not queued to a thread that is gone;
  *  - many blocking jobs: every event exactly once, every job run once;
  *  - errors: bad arguments, a head without a pool, nesting, and
  *    async_complete()'s own (NULL event, unknown head); async_complete()
@@ -418,6 +421,73 @@ static void test_complete_hostile(void)
 	      sp[0].posted, sp[1].posted, sp[0].other + sp[1].other);
 }
 
+static struct async_head_user ahu3;
+static int exiter_pipe[2];
+
+/* An event of @h within 2 s, or NULL. */
+static void *event_within_2s(struct async_head_user *h)
+{
+	void *ev = NULL;
+
+	for (int i = 0; i < 2000 && !(ev = async_ring_pop(h)); i++)
+		usleep(1000);
+	return ev;
+}
+static pid_t exiter_tid;
+
+/* Blocks, then ends its thread: a cache-miss thread by then. */
+static long exiter_fn(void *data)
+{
+	char c;
+
+	(void)data;
+	if (read(exiter_pipe[0], &c, 1) == 1) {
+		exiter_tid = gettid();
+		pthread_exit(NULL);
+	}
+	return 0;
+}
+
+/*
+ * With TL_QUEUE_MIN=1 one blocked job makes the next wait in the queue.
+ * The blocked one then calls pthread_exit() in its cache-miss thread:
+ * that thread was counted busy, the one to take the queue. Before the
+ * fix the count stayed, the waiting job never ran, and every later job
+ * was queued to no thread.
+ */
+static void test_pthread_exit(void)
+{
+	struct job q = { .id = 0, .fd = -1 }, c = { .id = 1, .fd = -1 };
+	static int exiter_ev;
+	long r[3];
+	void *ev;
+
+	setenv("TL_QUEUE_MIN", "1", 1);
+	r[0] = async_head_init(&ahu3, 64, 4);
+	setenv("TL_QUEUE_MIN", "2", 1);
+	if (r[0] || pipe(exiter_pipe)) {
+		tl_ok(0, "a head with TL_QUEUE_MIN=1, a pipe");
+		return;
+	}
+	r[0] = threadlet_submit(exiter_fn, NULL, &exiter_ev, stacks[20], &ahu3);
+	r[1] = threadlet_submit(job_fn, &q, &q, stacks[21], &ahu3);
+	tl_ok(r[0] == 0 && r[1] == 0 && q.ran == 0,
+	      "pthread_exit: a job blocks, the next waits (%ld %ld)", r[0], r[1]);
+	tl_ok(write(exiter_pipe[1], "x", 1) == 1, "pthread_exit: the first ends its thread");
+	ev = event_within_2s(&ahu3);
+	tl_ok(ev == &q && q.ran == 1 && q.start_tid == exiter_tid,
+	      "pthread_exit: the waiting job runs, in that thread, and posts (ran %d)", q.ran);
+	r[2] = threadlet_submit(job_fn, &c, &c, stacks[22], &ahu3);
+	tl_ok(r[2] == 1 ? c.ran == 1 : r[2] == 0 && event_within_2s(&ahu3) == &c,
+	      "pthread_exit: the next job runs, not queued to a thread that is gone (%ld, ran %d)",
+	      r[2], c.ran);
+	usleep(100000);
+	tl_ok(async_ring_pop(&ahu3) == NULL, "pthread_exit: no event of the ended job");
+	tl_ok(async_head_exit(&ahu3) == 0, "pthread_exit: async_head_exit()");
+	close(exiter_pipe[0]);
+	close(exiter_pipe[1]);
+}
+
 int main(void)
 {
 	struct async_head_user nopool = { 0 };
@@ -452,6 +522,7 @@ int main(void)
 	test_complete_hostile();
 	test_many();
 	test_exit_runs_queue();
+	test_pthread_exit();
 
 	tl_ok(async_head_init(&ahu, 64, 32) == 0, "a new head at the same address");
 	r = threadlet_submit(job_fn, &j, &j, stacks[0], &ahu);

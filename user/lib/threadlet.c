@@ -1073,6 +1073,36 @@ static void __attribute__((noreturn)) tl_job_done(struct tl_job *job)
 }
 
 /*
+ * The cleanup of a submitted job's frame (the library is built with
+ * -fexceptions): *@jobp is set while fn runs. A pthread_exit() or a
+ * cancellation that ends a cache-miss thread inside fn unwinds through
+ * here. That thread is counted busy, and tl_job_queue() counts on each
+ * busy thread to look at the queue once more: it does so now, and runs
+ * what it finds in place, posting each event, as tl_job_done() would have
+ * had it returned, before it goes; the job that ended it posts nothing.
+ * A head (a job that ran in place) has nothing to do here. Not inlined:
+ * a TLS address computed before a hand-off would be the head's.
+ */
+static void __attribute__((noinline)) tl_job_unwound(struct tl_job **jobp)
+{
+	struct tl_pool *pool;
+	struct tl_job *next;
+
+	if (!*jobp || !(__threadlet_area.lib_flags & TL_LIB_CACHEMISS))
+		return;
+	pool = (*jobp)->pool;
+	while ((next = tl_job_take(pool)) != NULL) {
+		void *event = next->event;
+
+		next->fn(next->data);
+		syscall(__NR_async_complete, event, pool->ahu);
+	}
+}
+
+#define TL_JOB_RUNNING(name, job) \
+	struct tl_job *name __attribute__((cleanup(tl_job_unwound))) = (job)
+
+/*
  * tl_job_switch() (switch_<arch>.asm) moved this cache-miss thread onto
  * @job's stack: @event, the finished job's, may go out now. If the head
  * is gone (async_head_exit()), the event is lost, and the job still runs:
@@ -1080,8 +1110,11 @@ static void __attribute__((noreturn)) tl_job_done(struct tl_job *job)
  */
 void tl_job_next(struct tl_job *job, void *event, struct async_head_user *ahu)
 {
+	TL_JOB_RUNNING(running, job);
+
 	syscall(__NR_async_complete, event, ahu);
 	job->fn(job->data);
+	running = NULL;
 	tl_job_done(job);
 }
 
@@ -1094,9 +1127,11 @@ void tl_job_next(struct tl_job *job, void *event, struct async_head_user *ahu)
 static long tl_job_fn(void *arg)
 {
 	struct tl_job *job = arg;
+	TL_JOB_RUNNING(running, job);
 	long ret;
 
 	job->fn(job->data);
+	running = NULL;
 	ret = __threadlet_off_tls(__threadlet_area_tls_offset());
 	if (ret > 0 ||
 	    !(__threadlet_area.lib_flags & (TL_LIB_CACHEMISS | TL_LIB_FORKED_CM)))
