@@ -4,7 +4,9 @@
  * threadlets makes the pool grow (the kernel sends a parked thread home
  * with ASYNC_GROW), idle threads above min end, a fixed pool never
  * changes, thread limits make growth fail without failing anyone, and the
- * kernel refuses bad pool settings.
+ * kernel refuses bad pool settings. Two setups of one head at once: one
+ * wins, and the other leaves its ring alone; a setup cancelled part way
+ * leaves no registered head behind (both found by a helper's review).
  */
 #include <pthread.h>
 #include <sys/resource.h>
@@ -248,6 +250,83 @@ static void bad_settings(void)
 	      "the largest settings register");
 }
 
+static struct async_head_user race_ahu;
+static pthread_barrier_t race_bar;
+
+static void *race_init(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&race_bar);
+	return (void *)(long)async_head_init_pool(&race_ahu, 64, 1, 1);
+}
+
+/*
+ * Before the fix both passed the check for a pool, and the loser's
+ * failure (the kernel's -EBUSY) zeroed the winner's ring pointer.
+ */
+static void init_race(void)
+{
+	int runs = 200, one = 0, ring_kept = 0;
+
+	for (int n = 0; n < runs; n++) {
+		pthread_t t[2];
+		void *r[2];
+
+		pthread_barrier_init(&race_bar, NULL, 2);
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, race_init, NULL);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], &r[i]);
+		pthread_barrier_destroy(&race_bar);
+		if ((r[0] == 0) + (r[1] == 0) == 1 &&
+		    (long)r[0] + (long)r[1] == -EBUSY)
+			one++;
+		if (r[0] == 0 || r[1] == 0) {
+			ring_kept += race_ahu.completion_ring != 0 && race_ahu.ring_size_bytes != 0;
+			async_head_exit(&race_ahu);
+		}
+	}
+	tl_ok(one == runs, "two setups of one head at once: one wins, one -EBUSY (%d of %d)",
+	      one, runs);
+	tl_ok(ring_kept == runs, "and the winner's ring stays set (%d of %d)", ring_kept, runs);
+}
+
+static void *cancel_init(void *arg)
+{
+	return (void *)(long)async_head_init_pool(arg, 64, 32, 32);
+}
+
+/*
+ * The setup waits for its threads to park (a sleep, a cancellation
+ * point). Cancelled there, it left the head registered with 32 threads
+ * parked and in no list: async_head_exit() said -EINVAL. Now it runs to
+ * its end, and the cancellation acts at the thread's next cancellation
+ * point.
+ */
+static void init_cancel(void)
+{
+	static struct async_head_user heads[10];
+	int bad = 0, finished = 0;
+
+	for (int n = 0; n < 10; n++) {
+		pthread_t t;
+		void *res;
+
+		pthread_create(&t, NULL, cancel_init, &heads[n]);
+		usleep(2000 + n * 3000);
+		pthread_cancel(t);
+		pthread_join(t, &res);
+		if (res == PTHREAD_CANCELED) {
+			bad += async_head_parked(&heads[n]) >= 0;
+		} else {
+			finished++;
+			bad += res != NULL || async_head_exit(&heads[n]) != 0;
+		}
+	}
+	tl_ok(!bad, "a setup cancelled part way leaves no head behind (%d finished, %d bad)",
+	      finished, bad);
+}
+
 int main(void)
 {
 	for (int i = 0; i < BURST; i++) {
@@ -259,5 +338,7 @@ int main(void)
 	pool_thread_exits();
 	nproc_limit();
 	bad_settings();
+	init_race();
+	init_cancel();
 	return tl_exit();
 }

@@ -139,6 +139,18 @@ long tl_syscall_off_tls(long tls_offset)
 }
 
 static struct tl_pool *tl_pools;
+
+/*
+ * Heads being set up by async_head_init_pool(), each an entry on the
+ * stack of the thread setting it up, under tl_pools_lock: a second setup
+ * of the same head says -EBUSY before it writes anything, instead of
+ * wiping the first one's ring pointer.
+ */
+struct tl_pending {
+	struct async_head_user *ahu;
+	struct tl_pending *next;
+};
+static struct tl_pending *tl_pending;
 static pthread_mutex_t tl_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t tl_pools_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Bumped under tl_pools_lock when a pool ends: see tl_job_pool(). */
@@ -187,6 +199,7 @@ static void tl_atfork_child(void)
 	__threadlet_area.lib_flags &= ~TL_LIB_CACHEMISS;
 	tl_pool_ahu = NULL;
 	tl_pools = NULL;
+	tl_pending = NULL;
 	tl_pools_gen++;
 	tl_atfork_parent();
 }
@@ -766,25 +779,88 @@ static int tl_pool_wait_parked(struct tl_pool *pool, unsigned int n)
 
 static unsigned int tl_queue_min(void);
 
+/*
+ * Claims @ahu for a setup (see struct tl_pending): 0, or -EBUSY if it has
+ * a pool or another thread is setting it up.
+ */
+static int tl_pending_add(struct tl_pending *me, struct async_head_user *ahu)
+{
+	struct tl_pending *p;
+	struct tl_pool *pool;
+
+	pthread_mutex_lock(&tl_pools_lock);
+	for (pool = tl_pools; pool && pool->ahu != ahu; pool = pool->next)
+		;
+	for (p = tl_pending; p && p->ahu != ahu; p = p->next)
+		;
+	if (!pool && !p) {
+		me->ahu = ahu;
+		me->next = tl_pending;
+		tl_pending = me;
+	}
+	pthread_mutex_unlock(&tl_pools_lock);
+	return pool || p ? -EBUSY : 0;
+}
+
+/* Ends @me's claim; publishes @pool, if set up, in the same step. */
+static void tl_pending_end(struct tl_pending *me, struct tl_pool *pool)
+{
+	struct tl_pending **pp;
+
+	pthread_mutex_lock(&tl_pools_lock);
+	for (pp = &tl_pending; *pp && *pp != me; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = me->next;
+	if (pool) {
+		pool->next = tl_pools;
+		tl_pools = pool;
+	}
+	pthread_mutex_unlock(&tl_pools_lock);
+}
+
+static int tl_pool_setup(struct async_head_user *ahu, unsigned int ring_entries,
+			 unsigned int min_threads, unsigned int max_threads,
+			 struct tl_pool **out);
+
+/*
+ * The setup is not a cancellation point (its waits are): a cancellation
+ * there would leave a registered head and parked threads that nothing
+ * can end.
+ */
 int async_head_init_pool(struct async_head_user *ahu, unsigned int ring_entries,
 			 unsigned int min_threads, unsigned int max_threads)
 {
 	TL_KEEP_ERRNO;
-	struct tl_pool *pool;
-	uint64_t *ring;
-	unsigned int i;
-	int ret = 0;
+	struct tl_pending me;
+	struct tl_pool *pool = NULL;
+	int ret, cancel;
 
 	if (!ahu || !ring_entries || (ring_entries & (ring_entries - 1)) ||
 	    ring_entries > ASYNC_RING_MAX_ENTRIES || !min_threads ||
 	    min_threads > max_threads || max_threads > ASYNC_MAX_CACHEMISS)
 		return -EINVAL;
-	pthread_mutex_lock(&tl_pools_lock);
-	for (pool = tl_pools; pool && pool->ahu != ahu; pool = pool->next)
-		;
-	pthread_mutex_unlock(&tl_pools_lock);
+	if (tl_pending_add(&me, ahu))
+		return -EBUSY;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	ret = tl_pool_setup(ahu, ring_entries, min_threads, max_threads, &pool);
+	tl_pending_end(&me, ret ? NULL : pool);
+	pthread_setcancelstate(cancel, NULL);
+	return ret;
+}
+
+/* async_head_init_pool() for a head claimed by tl_pending_add(). */
+static int tl_pool_setup(struct async_head_user *ahu, unsigned int ring_entries,
+			 unsigned int min_threads, unsigned int max_threads,
+			 struct tl_pool **out)
+{
+	struct tl_pool *pool;
+	uint64_t *ring;
+	unsigned int i;
+	int ret = 0;
+
 	/* Registered behind the library's back: its indices are live. */
-	if (pool || syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_QUERY_PARKED) >= 0)
+	if (syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_QUERY_PARKED) >= 0)
 		return -EBUSY;
 	pool = calloc(1, sizeof(*pool));
 	ring = calloc(ring_entries, sizeof(*ring));
@@ -823,10 +899,7 @@ int async_head_init_pool(struct async_head_user *ahu, unsigned int ring_entries,
 		tl_pool_wait_gone(pool);
 		goto fail;
 	}
-	pthread_mutex_lock(&tl_pools_lock);
-	pool->next = tl_pools;
-	tl_pools = pool;
-	pthread_mutex_unlock(&tl_pools_lock);
+	*out = pool;
 	return 0;
 fail:
 	free(pool);
