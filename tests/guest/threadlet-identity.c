@@ -2,7 +2,7 @@
 /*
  * The head keeps its identity across a hand-off: TID, PID, pthread_self(),
  * errno, TLS, signal mask, sigaltstack, rseq registration, FPU control
- * state, /proc/self, its children, joinability, and signals sent to its
+ * state, cancel type, /proc/self, its children, joinability, and signals sent to its
  * TID. Checked from the main thread (the thread-group leader) and from a
  * pthread.
  */
@@ -142,7 +142,7 @@ static void check_identity(const char *who)
 	pthread_t killer, self = pthread_self();
 	pid_t tid = gettid(), pid = getpid();
 	long *tls_addr = &tls_value;
-	int pfd[2], err, round;
+	int pfd[2], err, round, ctype = -1;
 	long ret;
 
 	sigemptyset(&mask);
@@ -177,6 +177,10 @@ static void check_identity(const char *who)
 	tl_ok(sigaltstack(NULL, &ss_got) == 0 && ss_got.ss_sp == altstack,
 	      "%s: sigaltstack kept", who);
 	tl_ok(fegetround() == round, "%s: FPU rounding mode kept", who);
+	/* glibc's read() makes it asynchronous for its call, which blocked. */
+	pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &ctype);
+	tl_ok(ctype == PTHREAD_CANCEL_DEFERRED, "%s: cancel type kept: deferred (%d)", who,
+	      ctype);
 	tl_ok(__rseq_size == 0 || ((int)rseq_area()->cpu_id >= 0 && rseq_cpu_ok()),
 	      "%s: rseq registration kept (cpu_id %d)", who,
 	      __rseq_size ? (int)rseq_area()->cpu_id : -1);

@@ -86,6 +86,7 @@ TL_HIDDEN long tl_exec_slow(long (*fn)(void *), void *data,
 			    unsigned long stack_top,
 			    struct async_head_user *ahu);
 TL_HIDDEN void tl_fn_returned_slow(void *data);
+TL_HIDDEN void tl_resumed(void);
 
 /* threadlet.c, named in the trampolines' unwind information (cfi.inc) */
 TL_HIDDEN _Unwind_Reason_Code tl_personality(int version, _Unwind_Action actions,

@@ -146,6 +146,7 @@ DW_EDI	equ 7
 	extern tl_area_tpoff
 	extern tl_exec_slow
 	extern tl_fn_returned_slow
+	extern tl_resumed
 	extern tl_syscall_on
 	extern tl_syscall_off_tls
 
@@ -257,6 +258,12 @@ threadlet_exec:
 	ldmxcsr	[esp + FRAME_MXCSR]
 	fldcw	[esp + FRAME_FCW]
 	mov	dword [esp + FRAME_STACK_TOP], 0 ; the cache-miss thread's unwind ends here
+	sub	esp, 12				; 16-byte aligned at the call
+	cfi_adjust_cfa_offset 12
+	call	tl_resumed
+	add	esp, 12
+	cfi_adjust_cfa_offset -12
+	xor	eax, eax
 	POP_CALLEE_SAVED
 	ret
 

@@ -162,6 +162,7 @@ DW_R15	equ 15
 	extern tl_job_next
 	extern tl_exec_slow
 	extern tl_fn_returned_slow
+	extern tl_resumed
 
 ; long threadlet_exec(long (*fn)(void *) [rdi], void *data [rsi],
 ;                     unsigned long stack_top [rdx],
@@ -266,6 +267,8 @@ tl_switch_run:
 	mov	rdx, [rel __threadlet_area wrt ..gottpoff]
 	ldmxcsr	[fs:rdx + CTL_MXCSR]
 	fldcw	[fs:rdx + CTL_FCW]
+	call	tl_resumed			; rsp is 16-byte aligned here
+	xor	eax, eax
 	add	rsp, 8
 	cfi_def_cfa_offset 56
 	POP_CALLEE_SAVED

@@ -523,6 +523,23 @@ void tl_fn_returned_slow(void *data)
 }
 
 /*
+ * The new head after a hand-off, at .resume (switch_<arch>.asm), before
+ * threadlet_exec() returns 0. glibc's cancellation points (read(),
+ * write(), ...) make the caller's cancel type asynchronous around their
+ * system call and put it back after it: when the call blocks and is
+ * handed off, the "after" runs in the cache-miss thread, on its own
+ * thread's state, and the head was left asynchronously cancelable for
+ * good (a pthread_cancel() could then end it anywhere, holding malloc's
+ * lock, say). POSIX calls nothing here but the cancel functions
+ * async-cancel-safe, so threadlet_exec() was called with the type
+ * deferred: that is the head's type again.
+ */
+void tl_resumed(void)
+{
+	pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, NULL);
+}
+
+/*
  * The personality routine of the trampoline frame that calls fn (the
  * "zPR" CIE of cfi.inc). A C++ exception, pthread_exit() or a
  * cancellation that unwinds out of fn while this thread is still the head
