@@ -7,7 +7,7 @@
  * request in flight; offsets above 4 GiB through the *64 names and a
  * plain aiocb's off_t (32 bits and padding in an i386 build: aio-basic-m32);
  * many disk reads in flight through the loop queue, and aio_cancel() of
- * those that wait there.
+ * those that wait there; aio_suspend() as a cancellation point.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* pread64, pwrite64 */
@@ -793,6 +793,61 @@ static void test_listio_entry_errors(void)
 	close(fd);
 }
 
+static struct aiocb susp_cb;
+static volatile int susp_entered;
+
+static void *suspend_forever(void *arg)
+{
+	const struct aiocb *list[1] = { &susp_cb };
+
+	(void)arg;
+	susp_entered = 1;
+	aio_suspend(list, 1, NULL);
+	return NULL;
+}
+
+/*
+ * POSIX makes aio_suspend() a cancellation point: a thread cancelled
+ * while it waits there ends (before the fix it slept until the request
+ * was done, a pipe nobody wrote here). Another waiter is woken by the
+ * request afterwards, as before.
+ */
+static void test_suspend_cancel(void)
+{
+	const struct aiocb *list[1] = { &susp_cb };
+	struct timespec ts = { 5, 0 }, until;
+	static char c;
+	void *res = NULL;
+	pthread_t t;
+	int p[2], e;
+
+	if (pipe(p)) {
+		tl_ok(0, "suspend cancel: pipe");
+		return;
+	}
+	susp_cb.aio_fildes = p[0];
+	susp_cb.aio_buf = &c;
+	susp_cb.aio_nbytes = 1;
+	tl_ok(aio_read(&susp_cb) == 0, "suspend cancel: a read of an empty pipe");
+	pthread_create(&t, NULL, suspend_forever, NULL);
+	while (!susp_entered)
+		usleep(1000);
+	usleep(100000);
+	pthread_cancel(t);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	e = pthread_timedjoin_np(t, &res, &until);
+	tl_ok(e == 0 && res == PTHREAD_CANCELED,
+	      "suspend cancel: a thread waiting in aio_suspend() is cancelled (%d, %p)", e, res);
+	if (write(p[1], "x", 1) != 1 || aio_suspend(list, 1, &ts) ||
+	    aio_error(&susp_cb) || aio_return(&susp_cb) != 1)
+		tl_ok(0, "suspend cancel: the read then ends, and aio_suspend() sees it");
+	if (e)
+		pthread_join(t, &res);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	setenv("TL_AIO_LOOP_MIN", "4", 1);	/* before the first request */
@@ -806,5 +861,6 @@ int main(void)
 	test_loop_queue();
 	test_loop_queue_kmsg();
 	test_listio_entry_errors();
+	test_suspend_cancel();
 	return tl_exit();
 }

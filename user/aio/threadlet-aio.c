@@ -1291,17 +1291,31 @@ static int any_done(const struct aiocb *const list[], int n)
 static int suspend(const struct aiocb *const list[], int n,
 		   const struct timespec *timeout);
 
+static void aio_unwait(void *arg)
+{
+	(void)arg;
+	__atomic_sub_fetch(&aio_waiters, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A cancellation point, as POSIX requires: a pending cancellation acts at
+ * the call, and one that comes while it sleeps ends the sleep (suspend());
+ * the cleanup (the library is built with -fexceptions) uncounts the
+ * waiter either way.
+ */
 int aio_suspend(const struct aiocb *const list[], int n,
 		const struct timespec *timeout)
 {
 	int ret;
 
+	pthread_testcancel();
 	if (n > 0 && any_done(list, n))	/* no need to count */
 		return 0;
 	/* Counted before its first read of aio_seq: req_finish_unlock(). */
 	__atomic_add_fetch(&aio_waiters, 1, __ATOMIC_SEQ_CST);
+	pthread_cleanup_push(aio_unwait, NULL);
 	ret = suspend(list, n, timeout);
-	__atomic_sub_fetch(&aio_waiters, 1, __ATOMIC_SEQ_CST);
+	pthread_cleanup_pop(1);
 	return ret;
 }
 
@@ -1326,6 +1340,7 @@ static int suspend(const struct aiocb *const list[], int n,
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&aio_seq, __ATOMIC_SEQ_CST);
 		long ret;
+		int type;
 
 		if (any_done(list, n))
 			return 0;
@@ -1342,8 +1357,16 @@ static int suspend(const struct aiocb *const list[], int n,
 				return -1;
 			}
 		}
+		/*
+		 * Cancelable while it sleeps, as glibc's own cancellation
+		 * points are: asynchronously, for the system call only.
+		 * Handed off in a threadlet, the head's type is put back at
+		 * .resume, and this restores the cache-miss thread's.
+		 */
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
 		ret = syscall(SYS_futex, &aio_seq, FUTEX_WAIT_PRIVATE, seq,
 			      timeout ? &rel : NULL, NULL, 0);
+		pthread_setcanceltype(type, NULL);
 		if (ret < 0 && errno == EINTR)
 			return -1;
 	}
