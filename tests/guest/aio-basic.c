@@ -7,7 +7,9 @@
  * request in flight; offsets above 4 GiB through the *64 names and a
  * plain aiocb's off_t (32 bits and padding in an i386 build: aio-basic-m32);
  * many disk reads in flight through the loop queue, and aio_cancel() of
- * those that wait there; aio_suspend() as a cancellation point.
+ * those that wait there; aio_suspend() as a cancellation point; a burst
+ * of reads of empty pipes, more than the pool has threads, none of which
+ * holds up its aio_read().
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* pread64, pwrite64 */
@@ -848,6 +850,69 @@ static void test_suspend_cancel(void)
 	close(p[1]);
 }
 
+#define STREAMS	80
+static int stream_pipes[STREAMS][2];
+static volatile int streams_fed;
+
+static void *feed_streams(void *arg)
+{
+	(void)arg;
+	sleep(3);
+	streams_fed = 1;
+	for (int i = 0; i < STREAMS; i++)
+		if (write(stream_pipes[i][1], "x", 1) != 1)
+			abort();
+	return NULL;
+}
+
+/*
+ * Each read of an empty pipe runs as a threadlet and is handed off when
+ * it blocks; once no cache-miss thread was parked (a burst faster than
+ * the pool grows, or 64 blocked) the next one slept in aio_read() itself
+ * until its pipe was written, 3 s later (found by a helper's review).
+ * Now those go to stream helper threads.
+ */
+static void test_stream_burst(void)
+{
+	static struct aiocb cbs[STREAMS];
+	static char bytes[STREAMS];
+	int held = 0, first = -1, done = 0;
+	pthread_t feeder;
+
+	for (int i = 0; i < STREAMS; i++)
+		if (pipe(stream_pipes[i])) {
+			tl_ok(0, "stream burst: %d pipes", STREAMS);
+			return;
+		}
+	pthread_create(&feeder, NULL, feed_streams, NULL);
+	for (int i = 0; i < STREAMS; i++) {
+		cbs[i].aio_fildes = stream_pipes[i][0];
+		cbs[i].aio_buf = &bytes[i];
+		cbs[i].aio_nbytes = 1;
+		if (aio_read(&cbs[i]) || streams_fed) {
+			held++;
+			if (first < 0)
+				first = i;
+		}
+	}
+	tl_ok(!held, "stream burst: %d reads of empty pipes, none waits for its data in "
+	      "aio_read() (%d did, the first #%d)", STREAMS, held, first);
+	pthread_join(feeder, NULL);
+	for (int i = 0; i < STREAMS; i++) {
+		const struct aiocb *list[1] = { &cbs[i] };
+		struct timespec ts = { 10, 0 };
+
+		while (aio_error(&cbs[i]) == EINPROGRESS && !aio_suspend(list, 1, &ts))
+			;
+		done += aio_error(&cbs[i]) == 0 && aio_return(&cbs[i]) == 1;
+	}
+	tl_ok(done == STREAMS, "stream burst: then every read gets its byte (%d)", done);
+	for (int i = 0; i < STREAMS; i++) {
+		close(stream_pipes[i][0]);
+		close(stream_pipes[i][1]);
+	}
+}
+
 int main(void)
 {
 	setenv("TL_AIO_LOOP_MIN", "4", 1);	/* before the first request */
@@ -862,5 +927,6 @@ int main(void)
 	test_loop_queue_kmsg();
 	test_listio_entry_errors();
 	test_suspend_cancel();
+	test_stream_burst();
 	return tl_exit();
 }

@@ -58,6 +58,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -74,6 +75,8 @@
 #define AIO_RING	1024		/* completions in flight at most */
 #define AIO_THREADS	64		/* cache-miss threads, at most */
 #define AIO_THREADS_MIN 16		/* made at the first request */
+#define AIO_STREAM_THREADS 64		/* stream helpers, at most */
+#define AIO_STREAM_IDLE_S 10		/* a helper idle this long ends */
 #define AIO_MAXREQ	65536		/* requests not yet retrieved */
 #define HASH_BITS	12
 #define TL_AIO_ASYNC_BYTES (256 << 10)	/* and larger: async at once */
@@ -172,6 +175,15 @@ static int aio_cm_busy;
 /* Atoms gone async and not yet ended: the reaper waits on the ring while
  * any is. It may dip below 0 for a moment (reaped before counted). */
 static int aio_atoms;
+
+/*
+ * Stream requests that would have slept in their submitter (see
+ * stream_would_wait()), for the stream helper threads, all under
+ * aio_lock: the queue, the helpers, those waiting for work.
+ */
+static struct req *aio_sq, **aio_sq_tail = &aio_sq;
+static unsigned int aio_sq_threads, aio_sq_idle;
+static pthread_cond_t aio_sq_cond = PTHREAD_COND_INITIALIZER;
 
 static struct async_head_user aio_ahu;
 static pthread_once_t aio_once = PTHREAD_ONCE_INIT;
@@ -716,15 +728,133 @@ static long req_fn(void *data)
 }
 
 /*
+ * A stream helper: runs the requests of aio_sq one after the other, each
+ * a blocking call in this thread, and ends after AIO_STREAM_IDLE_S
+ * without work. All signals blocked, as in the reaper.
+ */
+static void *stream_helper(void *arg)
+{
+	struct timespec ts;
+	struct req *r;
+
+	(void)arg;
+	pthread_mutex_lock(&aio_lock);
+	for (;;) {
+		r = aio_sq;
+		if (!r) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += AIO_STREAM_IDLE_S;
+			aio_sq_idle++;
+			if (pthread_cond_timedwait(&aio_sq_cond, &aio_lock, &ts) == ETIMEDOUT &&
+			    !aio_sq) {
+				aio_sq_idle--;
+				break;
+			}
+			aio_sq_idle--;
+			continue;
+		}
+		aio_sq = r->qnext;
+		if (!aio_sq)
+			aio_sq_tail = &aio_sq;
+		r->qnext = NULL;
+		req_put_stack(r);
+		pthread_mutex_unlock(&aio_lock);
+		r->ret = req_syscall(r);
+		req_ended(r, NULL);
+		pthread_mutex_lock(&aio_lock);
+	}
+	aio_sq_threads--;
+	pthread_mutex_unlock(&aio_lock);
+	return NULL;
+}
+
+/*
+ * A read or write of a stream (a pipe, a socket, a terminal) that cannot
+ * go on at once, with no cache-miss thread parked to take it over: as a
+ * threadlet it would sleep in its submitter for as long as the stream
+ * stays empty or full, and aio_read() must return once the request is
+ * queued. A burst of such requests parks no thread faster than the pool
+ * grows, and 64 of them blocked use the pool up. Only the caller's own
+ * threadlet may sleep where it is (it is handed off itself).
+ */
+static int stream_would_wait(const struct req *r)
+{
+	struct pollfd p = {
+		.fd = (int)r->args[0], .events = r->nr == SYS_read ? POLLIN : POLLOUT,
+	};
+
+	if (!r->exclusive || (r->nr != SYS_read && r->nr != SYS_write) ||
+	    (__threadlet_area.flags & THREADLET_ON))
+		return 0;
+	return poll(&p, 1, 0) == 0 && async_head_parked(&aio_ahu) == 0;
+}
+
+/*
+ * Gives @r to the stream helpers, starting one if none is idle (up to
+ * AIO_STREAM_THREADS; past that @r waits for one). 0, or -1 if no helper
+ * exists and none could be started: @r is not queued then.
+ */
+static int stream_queue(struct req *r)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	int start = 0, err;
+	pthread_t t;
+
+	pthread_mutex_lock(&aio_lock);
+	if (!aio_sq_idle && aio_sq_threads < AIO_STREAM_THREADS) {
+		aio_sq_threads++;
+		start = 1;
+	}
+	*aio_sq_tail = r;
+	aio_sq_tail = &r->qnext;
+	pthread_cond_signal(&aio_sq_cond);
+	pthread_mutex_unlock(&aio_lock);
+	if (!start)
+		return 0;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, &attr, stream_helper, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (!err)
+		return 0;
+	pthread_mutex_lock(&aio_lock);
+	aio_sq_threads--;
+	if (!aio_sq_threads) {
+		/* Nobody to take it: take it back, unless a helper did. */
+		struct req **pp;
+
+		for (pp = &aio_sq; *pp && *pp != r; pp = &(*pp)->qnext)
+			;
+		if (*pp) {
+			*pp = r->qnext;
+			if (aio_sq_tail == &r->qnext)
+				aio_sq_tail = pp;
+			r->qnext = NULL;
+			pthread_mutex_unlock(&aio_lock);
+			return -1;
+		}
+	}
+	pthread_mutex_unlock(&aio_lock);
+	return 0;
+}
+
+/*
  * Runs @r: as a threadlet if it has a stack (one reserved at submission
  * is made here, without aio_lock), otherwise as its syslet atom; in place
  * (ended here) or handed off (the cache-miss thread, or for an atom the
- * reaper, ends it).
+ * reaper, ends it); or by a stream helper (stream_would_wait()).
  */
 static void req_start(struct req *r, struct startq *sq)
 {
 	struct syslet_uatom *done;
 	long ret;
+
+	if (stream_would_wait(r) && !stream_queue(r))
+		return;
 
 	if (r->stack == STACK_TO_MAKE) {
 		unsigned long top = threadlet_stack_alloc(AIO_STACK_SIZE);
@@ -883,6 +1013,11 @@ static void aio_atfork_child(void)
 	aio_loopq_len = 0;
 	aio_cm_busy = 0;
 	aio_atoms = 0;
+	aio_sq = NULL;
+	aio_sq_tail = &aio_sq;
+	aio_sq_threads = 0;
+	aio_sq_idle = 0;
+	pthread_cond_init(&aio_sq_cond, NULL);
 	/* The free stacks are mapped here too; those in use are lost. */
 	aio_stk_total = aio_nstk;
 	aio_once = (pthread_once_t)PTHREAD_ONCE_INIT;
