@@ -322,7 +322,7 @@ static int threadlet_handoff(struct task_struct *tsk, struct threadlet_reg *reg,
 	 */
 	p->full_regs = reg->syslet;
 	if (p->full_regs)
-		*task_pt_regs(spare) = reg->frame ? *reg->frame : *task_pt_regs(tsk);
+		*task_pt_regs(spare) = *reg->frame;	/* set before syslet */
 	arch_threadlet_swap_tls(tsk, spare, &p->tls);
 	trace_threadlet_handoff(tsk, spare);
 	/*

@@ -475,19 +475,17 @@ efault:
  * the final atom's user address, with @a holding its copy (only its flags
  * and ret_ptr when its successor could not be read). @reg is the
  * area armed for the hand-off: SYSLET_ASYNC hands off before its atom,
- * SYSLET_SYNC runs its atom with the area disarmed.
+ * SYSLET_SYNC runs its atom with the area disarmed. @frame is the
+ * async_exec() frame that reg->frame names (see async_exec()).
  */
 static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
-			    struct threadlet_reg *reg)
+			    struct threadlet_reg *reg, struct pt_regs *frame)
 {
 	struct threadlet_area *ka = reg->karea;
-	struct pt_regs frame = *syslet_trace_begin();
 	u64 next, ret_ptr;
 	u32 flags;
 	long ret;
 
-	/* A hand-off resumes the head at this frame, not at an atom's. */
-	reg->frame = &frame;
 	for (;;) {
 		bool sync;
 
@@ -501,7 +499,7 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 		sync = current->threadlet == reg && (a->flags & SYSLET_SYNC);
 		if (sync)
 			WRITE_ONCE(ka->flags, ka->flags & ~THREADLET_ON);
-		ret = syslet_run_atom(a, &frame);
+		ret = syslet_run_atom(a, frame);
 		if (sync && current->threadlet == reg)
 			WRITE_ONCE(ka->flags, ka->flags | THREADLET_ON);
 		if (syslet_store(a, ret))
@@ -564,6 +562,7 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 {
 	struct threadlet_reg *reg = current->threadlet;
 	struct syslet_uatom a;
+	struct pt_regs frame;
 	struct task_struct *next = NULL;
 	struct async_head *head;
 	struct threadlet_area *ka;
@@ -597,12 +596,23 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 	if (!async_head_known(ahu))
 		goto unpin;
 
+	/*
+	 * The call's exit work (a tracer's exit stop, audit's record, which
+	 * may sleep for the backlog) runs before the area is armed, pinned:
+	 * a hand-off there would give the frame to the spare's head, and
+	 * this task would then write reg->frame, a pointer into its own
+	 * stack, into what is the new head's reg by then, for its next
+	 * chain's hand-off to copy. A hand-off resumes the head at this
+	 * frame, not at an atom's; reg->frame is set before reg->syslet.
+	 */
+	frame = *syslet_trace_begin();
+	reg->frame = &frame;
 	WRITE_ONCE(ka->ahu, (unsigned long)ahu);
 	reg->syslet = true;
 	/* As threadlet_on(): a THREADLET_SIGNAL still set is stale. */
 	WRITE_ONCE(ka->flags, THREADLET_ON);
 	threadlet_unpin(pin);
-	final = syslet_run_chain((unsigned long)uatom, &a, reg);
+	final = syslet_run_chain((unsigned long)uatom, &a, reg, &frame);
 
 	if (current->threadlet == reg) {
 		/* Still the head: everything ran in this task. */

@@ -16,6 +16,15 @@
  * markers as its first two arguments (ignored by getppid, logged as a0
  * and a1), so each record names its call. This process removes the rule
  * and disables audit again on every path once the rule is in.
+ *
+ * Then the backlog: with this process no longer reading and the queue
+ * over a limit of 2, every audited call sleeps in audit_log_start() for
+ * the backlog wait (100 ms), async_exec()'s own record among them. That
+ * sleep is the call's, before its chain, and must stay with the task:
+ * handed off there (a helper's review), the old task then wrote a
+ * pointer to its own stack into the new head's area, which the next
+ * chain's hand-off copied as a user frame (a kernel BUG in IRET, or the
+ * first call returning twice). A one-atom chain must run in place.
  */
 #include <linux/audit.h>
 #include <linux/netlink.h>
@@ -26,6 +35,8 @@
 #define MARK_DIRECT	0x5a1ULL	/* a0 of the direct getppid() calls */
 #define MARK_ATOM	0x5b1ULL	/* a0 of the getppid atoms */
 #define MARK_WARMUP	0x5c1ULL	/* a0 of the first chain's getpid atom */
+#define MARK_FILL	0x5d1ULL	/* a0 of the calls that fill the backlog */
+#define NR_FILL		8
 #define NR_DIRECT	3
 #define NR_ATOMS	5
 /* A record is at most MAX_AUDIT_MESSAGE_LENGTH (8970, libaudit.h) bytes. */
@@ -222,10 +233,15 @@ struct child_out {
 	int err;			/* async_exec()'s error, as an errno */
 	unsigned long long chain;	/* the chain's address: async_exec()'s a0 */
 	pid_t pid;
+	long backlog_done;		/* (c): the chain's final atom, 0, or -1 */
+	long long backlog_r;		/* (c): its result */
+	long long backlog_ms;		/* (c): how long async_exec() took */
+	unsigned long long fb_call;	/* (c): fallbacks counted over it */
 };
 
 static struct child_out *co;
 static int p2c[2], c2p[2];
+static unsigned int backlog_limit, backlog_wait;	/* the settings found */
 
 static void tell(int fd, char c)
 {
@@ -282,6 +298,28 @@ static void child(void)
 	co->err = -threadlet_ptr_err(done);
 	co->done = done && !co->err ? done - a : -1;
 	tell(c2p[1], 'b');
+
+	if (!hear(p2c[0], 'c', 30000))
+		_exit(13);
+	{
+		struct threadlet_stats s0, s1;
+		long long t0;
+
+		for (int i = 0; i < NR_FILL; i++)
+			syscall(SYS_getppid, (long)MARK_FILL, (long)i);
+		co->backlog_r = -999;
+		syslet_atom_init(&w, SYS_getpid, 0, &co->backlog_r, NULL, 0);
+		threadlet_stats(&s0);
+		t0 = tl_now_ns();
+		done = async_exec(&w, &ahu);
+		co->backlog_ms = (tl_now_ns() - t0) / 1000000;
+		threadlet_stats(&s1);
+		co->backlog_done = done == &w ? 1 : done ? -1 : 0;
+		co->fb_call = s1.nr_fallbacks - s0.nr_fallbacks;
+		if (!done)
+			tl_wait_one(&ahu);
+	}
+	tell(c2p[1], 'c');
 
 	hear(p2c[0], 'x', 30000);
 	async_head_exit(&ahu);
@@ -416,6 +454,31 @@ static void audited(void)
 		sf_ok(in_order, "chain: the atoms' records come in chain order");
 	}
 
+	/* (c) async_exec() whose own record waits for the backlog. */
+	if (ready) {
+		struct audit_status bs = {
+			.mask = AUDIT_STATUS_BACKLOG_LIMIT | AUDIT_STATUS_BACKLOG_WAIT_TIME,
+			.backlog_limit = 2, .backlog_wait_time = 100,
+		};
+		int small = 1, big = 1 << 20;
+
+		ready = audit_request(AUDIT_SET, &bs, sizeof(bs), NULL, 0) == 0;
+		setsockopt(afd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+		if (ready)
+			tell(p2c[1], 'c');
+		ready = ready && hear(c2p[0], 'c', 30000);
+		setsockopt(afd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+		drain(500);
+		bs.backlog_limit = backlog_limit;
+		bs.backlog_wait_time = backlog_wait;
+		if (audit_request(AUDIT_SET, &bs, sizeof(bs), NULL, 0))
+			tl_diag("could not restore the backlog settings");
+		sf_ok(ready && co->backlog_done == 1 && co->backlog_r == co->pid,
+		      "backlog: a chain whose async_exec() record waits for the backlog runs in "
+		      "place (%ld: 1 in place, 0 handed off; %lld ms, %llu fallbacks)",
+		      co->backlog_done, co->backlog_ms, co->fb_call);
+	}
+
 	if (ready)
 		tell(p2c[1], 'x');
 	close(p2c[1]);
@@ -430,7 +493,7 @@ static void audited(void)
 	other = 0;
 	for (int i = 0; i < nr_recs; i++)
 		if (recs[i].nr == __NR_getppid && recs[i].a0 != MARK_DIRECT &&
-		    recs[i].a0 != MARK_ATOM) {
+		    recs[i].a0 != MARK_ATOM && recs[i].a0 != MARK_FILL) {
 			other++;
 			tl_diag("stray: %s", recs[i].text);
 		}
@@ -462,6 +525,8 @@ int main(void)
 		return 4;
 	}
 	old_enabled = s.enabled;
+	backlog_limit = s.backlog_limit;
+	backlog_wait = s.backlog_wait_time;
 	tl_diag("audit: enabled %u, pid %u, backlog_limit %u, features %#x",
 		s.enabled, s.pid, s.backlog_limit, s.feature_bitmap);
 	err = audit_set(AUDIT_STATUS_ENABLED | AUDIT_STATUS_PID, 1, getpid());
