@@ -33,6 +33,22 @@ static inline u64 threadlet_desc(const struct desc_struct *d)
 }
 
 /*
+ * Whether @a and @b have the same set_thread_area() entries: one test of
+ * the words' differences, which the compiler unrolls, not a branch each.
+ */
+static inline bool threadlet_tls_equal(struct task_struct *a,
+				       struct task_struct *b)
+{
+	u64 diff = 0;
+	int i;
+
+	for (i = 0; i < GDT_ENTRY_TLS_ENTRIES; i++)
+		diff |= threadlet_desc(&a->thread.tls_array[i]) ^
+			threadlet_desc(&b->thread.tls_array[i]);
+	return !diff;
+}
+
+/*
  * Per-thread modes that user space sets with prctl()/arch_prctl(): CPUID
  * faulting (ARCH_SET_CPUID), RDTSC faulting (PR_SET_TSC), L1D flushing
  * (PR_SET_SPECULATION_CTRL).
@@ -112,7 +128,6 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 	bool compat = threadlet_user32(head);
 	unsigned long hflags = read_task_thread_flags(head);
 	unsigned long sflags = read_task_thread_flags(spare);
-	int i;
 
 	if (compat != threadlet_user32(spare) ||
 	    ((hflags ^ sflags) & _TIF_ADDR32) ||
@@ -126,10 +141,8 @@ int arch_threadlet_check(struct task_struct *head, struct task_struct *spare)
 	 * set_thread_area() entries: 32-bit TLS, moved below; in 64-bit code
 	 * they are the same in both (get_thread_area() reads them back).
 	 */
-	for (i = 0; i < GDT_ENTRY_TLS_ENTRIES && !compat; i++)
-		if (threadlet_desc(&head->thread.tls_array[i]) !=
-		    threadlet_desc(&spare->thread.tls_array[i]))
-			return THREADLET_FB_ARCH;
+	if (!compat && !threadlet_tls_equal(head, spare))
+		return THREADLET_FB_ARCH;
 #ifdef CONFIG_X86_CPU_RESCTRL
 	/* The resctrl group (/sys/fs/resctrl/.../tasks) is per task. */
 	if (READ_ONCE(head->closid) != READ_ONCE(spare->closid) ||
