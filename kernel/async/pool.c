@@ -592,11 +592,9 @@ long async_park(struct async_head *head, struct task_struct *next, bool no_frame
 			 * A syslet head: async_exec() returns 0 (NULL) from
 			 * the frame the claimer wrote into this task's own.
 			 */
-			struct pt_regs *regs = task_pt_regs(current);
-
 			current->threadlet->syslet = false;
 			current->threadlet->frame = NULL;
-			arch_threadlet_resume(regs, regs->ip, regs->sp, &p.tls);
+			arch_threadlet_resume(NULL, 0, 0, &p.tls);
 		} else {
 			arch_threadlet_resume(task_pt_regs(current), p.head_ip,
 					      p.head_sp, &p.tls);

@@ -21,12 +21,15 @@
 #define POOL			4
 
 /*
- * async_exec(@atom, @ahu) by int $0x80; 1 if the callee-saved registers
- * came back as they went in.
+ * async_exec(@atom, @ahu) by int $0x80; 1 if the registers that call
+ * keeps came back as they went in: the callee-saved ones, and rcx (@ahu)
+ * and r8-r11, which int $0x80 keeps too (a hand-off once made its return
+ * to the head set rcx and r11 as SYSCALL does).
  */
 static long int80_exec(void *atom, void *ahu, int *regs_ok)
 {
-	unsigned long out[5];
+	unsigned long out[10];
+	void *cx = ahu;
 	long ret;
 
 	__asm__ volatile("push %%rbp\n\t"
@@ -37,21 +40,35 @@ static long int80_exec(void *atom, void *ahu, int *regs_ok)
 			 "mov $0x3333, %%r14\n\t"
 			 "mov $0x4444, %%r15\n\t"
 			 "mov $0x5555, %%rbp\n\t"
+			 "mov $0x8888, %%r8\n\t"
+			 "mov $0x9999, %%r9\n\t"
+			 "mov $0xaaaa, %%r10\n\t"
+			 "mov $0xbbbb, %%r11\n\t"
 			 "int $0x80\n\t"
 			 "mov %%r12, 0(%[out])\n\t"
 			 "mov %%r13, 8(%[out])\n\t"
 			 "mov %%r14, 16(%[out])\n\t"
 			 "mov %%r15, 24(%[out])\n\t"
 			 "mov %%rbp, 32(%[out])\n\t"
+			 "mov %%rcx, 40(%[out])\n\t"
+			 "mov %%r8, 48(%[out])\n\t"
+			 "mov %%r9, 56(%[out])\n\t"
+			 "mov %%r10, 64(%[out])\n\t"
+			 "mov %%r11, 72(%[out])\n\t"
 			 "pop %%rbx\n\t"
 			 "pop %%rbp\n\t"
-			 : "=a" (ret)
-			 : "0" ((long)NR_ASYNC_EXEC_I386), [atom] "r" (atom), "c" (ahu),
+			 : "=a" (ret), "+c" (cx)
+			 : "0" ((long)NR_ASYNC_EXEC_I386), [atom] "r" (atom),
 			   [out] "D" (out)
 			 : "memory", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
 			   "rdx", "rsi");
 	*regs_ok = out[0] == 0x1111 && out[1] == 0x2222 && out[2] == 0x3333 &&
-		   out[3] == 0x4444 && out[4] == 0x5555;
+		   out[3] == 0x4444 && out[4] == 0x5555 &&
+		   out[5] == (unsigned long)ahu && out[6] == 0x8888 &&
+		   out[7] == 0x9999 && out[8] == 0xaaaa && out[9] == 0xbbbb;
+	if (!*regs_ok)
+		tl_diag("rcx %#lx (ahu %p) r8 %#lx r9 %#lx r10 %#lx r11 %#lx",
+			out[5], ahu, out[6], out[7], out[8], out[9]);
 	return ret;
 }
 

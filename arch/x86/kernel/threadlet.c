@@ -352,15 +352,19 @@ void arch_threadlet_set_frame(struct pt_regs *regs, unsigned long ip,
 }
 
 /*
- * Makes current return to user space at the head's resume point with the
- * head's TLS bases.
+ * Makes current return to user space with the head's TLS bases, at the
+ * head's resume point @ip and @sp through @regs, or with @regs NULL
+ * through its frame as it is: a syslet head's whole frame, which the
+ * claimer copied, and whose rcx and r11 an int $0x80 call from 64-bit
+ * code must get back as they were.
  */
 void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 			   unsigned long sp, const struct threadlet_tls *tls)
 {
 	if (tls->compat) {
 		threadlet_load_tls32(tls);
-		arch_threadlet_set_frame(regs, ip, sp);
+		if (regs)
+			arch_threadlet_set_frame(regs, ip, sp);
 		return;
 	}
 #ifdef CONFIG_X86_64
@@ -378,5 +382,6 @@ void arch_threadlet_resume(struct pt_regs *regs, unsigned long ip,
 	if (current->thread.gsbase != tls->gsbase)
 		threadlet_set_gsbase(tls->gsbase);
 #endif
-	arch_threadlet_set_frame(regs, ip, sp);
+	if (regs)
+		arch_threadlet_set_frame(regs, ip, sp);
 }
