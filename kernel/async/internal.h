@@ -180,6 +180,16 @@ long async_go_home(long ret);
 void async_grow_done(struct threadlet_reg *reg);
 
 /* syslet.c */
+/*
+ * The 64-bit map holds the x32 calls' numbers too (their own execve() and
+ * execveat() lie past the 64-bit table, at 512 and up).
+ */
+#ifdef CONFIG_X86_X32_ABI
+#define THREADLET_NR_PINNED64	(X32_NR_syscalls > NR_syscalls ? \
+				 X32_NR_syscalls : NR_syscalls)
+#else
+#define THREADLET_NR_PINNED64	NR_syscalls
+#endif
 extern unsigned long threadlet_pinned_map64[];
 extern unsigned long threadlet_pinned_map32[];
 
@@ -189,9 +199,9 @@ extern unsigned long threadlet_pinned_map32[];
  * other prctl() settings, capabilities, groups and ids, namespaces, the
  * keyrings (keyctl(), and add_key() and request_key(), which create the
  * thread, process or session keyring they name), the personality, a
- * Landlock domain; and exec, whose new
- * image takes the signal mask and other state of the task that runs it.
- * Such a call may
+ * Landlock domain; close_range(), whose CLOSE_RANGE_UNSHARE is an
+ * unshare() of the file table; and exec, whose new image takes the signal
+ * mask and other state of the task that runs it. Such a call may
  * sleep before it commits (seccomp() copies its filter from user memory,
  * setns() waits for a lock); handed off there, it would commit to this
  * task after it took a pool thread's identity, and return success to the
@@ -208,7 +218,8 @@ static inline bool threadlet_call_pinned(void)
 #ifdef CONFIG_X86_64
 	if (!in_ia32_syscall()) {
 		nr &= ~(unsigned long)__X32_SYSCALL_BIT;
-		return nr < NR_syscalls && test_bit(nr, threadlet_pinned_map64);
+		return nr < THREADLET_NR_PINNED64 &&
+		       test_bit(nr, threadlet_pinned_map64);
 	}
 #endif
 #if defined(CONFIG_X86_32) || defined(CONFIG_IA32_EMULATION)

@@ -77,10 +77,13 @@ static const u16 threadlet_nr_pinned_64[] __initconst = {
 	__NR_setresuid, __NR_setresgid, __NR_setfsuid, __NR_setfsgid,
 	__NR_setns, __NR_unshare, __NR_keyctl, __NR_add_key, __NR_request_key,
 	__NR_personality, __NR_landlock_restrict_self, __NR_execve,
-	__NR_execveat,
+	__NR_execveat, __NR_close_range,
+#ifdef CONFIG_X86_X32_ABI
+	__NR_x32_execve, __NR_x32_execveat,
+#endif
 };
 
-unsigned long threadlet_pinned_map64[BITS_TO_LONGS(NR_syscalls)] __ro_after_init;
+unsigned long threadlet_pinned_map64[BITS_TO_LONGS(THREADLET_NR_PINNED64)] __ro_after_init;
 
 static void syslet_set_args_64(struct pt_regs *regs, const unsigned long *args)
 {
@@ -157,7 +160,7 @@ static const u16 threadlet_nr_pinned_32[] __initconst = {
 	SYSLET_NR32(setns), SYSLET_NR32(unshare), SYSLET_NR32(keyctl),
 	SYSLET_NR32(add_key), SYSLET_NR32(request_key),
 	SYSLET_NR32(personality), SYSLET_NR32(landlock_restrict_self),
-	SYSLET_NR32(execve), SYSLET_NR32(execveat),
+	SYSLET_NR32(execve), SYSLET_NR32(execveat), SYSLET_NR32(close_range),
 };
 
 unsigned long threadlet_pinned_map32[BITS_TO_LONGS(IA32_NR_syscalls)] __ro_after_init;
