@@ -26,11 +26,17 @@
 /*
  * The pinned page counts against RLIMIT_MEMLOCK of the registering user,
  * as io_uring's registered buffers do (user->locked_vm, so no mmap_lock is
- * needed), unless the caller may lock memory at will.
+ * needed), unless the caller may lock memory at will. The pin holds the
+ * whole folio (a huge page cannot be split, migrated or reclaimed while
+ * a part of it is pinned), so the whole folio is charged: each area in
+ * it pays for all of it, as an io_uring buffer does outside the buffer
+ * table.
  */
-static int threadlet_account_page(struct threadlet_reg *reg)
+static int threadlet_account_page(struct threadlet_reg *reg,
+				  struct page *page)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long nr = folio_nr_pages(page_folio(page));
 	struct user_struct *user;
 	unsigned long cur;
 
@@ -39,17 +45,18 @@ static int threadlet_account_page(struct threadlet_reg *reg)
 	user = current_user();
 	cur = atomic_long_read(&user->locked_vm);
 	do {
-		if (cur + 1 > limit)
+		if (cur + nr > limit || cur + nr < cur)
 			return -ENOMEM;
-	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + 1));
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + nr));
 	reg->user = get_uid(user);
+	reg->nr_locked = nr;
 	return 0;
 }
 
 static void threadlet_unaccount_page(struct threadlet_reg *reg)
 {
 	if (reg->user) {
-		atomic_long_dec(&reg->user->locked_vm);
+		atomic_long_sub(reg->nr_locked, &reg->user->locked_vm);
 		free_uid(reg->user);
 	}
 }
@@ -111,32 +118,32 @@ static int threadlet_reg_alloc(struct threadlet_area __user *uarea)
 	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
 	if (!reg)
 		return -ENOMEM;
-	ret = threadlet_account_page(reg);
-	if (ret) {
+	ret = pin_user_pages_fast((unsigned long)uarea, 1,
+				  FOLL_WRITE | FOLL_LONGTERM, &page);
+	if (ret != 1) {
 		kfree(reg);
-		return ret;
+		return ret < 0 ? ret : -EFAULT;
 	}
-	ret = -EFAULT;
-	if (pin_user_pages_fast((unsigned long)uarea, 1,
-				FOLL_WRITE | FOLL_LONGTERM, &page) != 1)
-		goto unaccount;
 	ret = -EOPNOTSUPP;
 	if (!threadlet_page_ok(page))
+		goto unpin;
+	ret = threadlet_account_page(reg, page);
+	if (ret)
 		goto unpin;
 	ret = -ENOMEM;
 	base = threadlet_map_page(reg, page);
 	if (!base)
-		goto unpin;
+		goto unaccount;
 	reg->uarea = uarea;
 	reg->page = page;
 	reg->karea = base + offset_in_page(uarea);
 	current->threadlet = reg;
 	return 0;
 
-unpin:
-	unpin_user_page(page);
 unaccount:
 	threadlet_unaccount_page(reg);
+unpin:
+	unpin_user_page(page);
 	kfree(reg);
 	return ret;
 }

@@ -30,6 +30,7 @@ struct threadlet_reg {
 	void				*vmap;	/* karea's mapping of a highmem page */
 	/* Charged to this user's locked_vm, or NULL (CAP_IPC_LOCK). */
 	struct user_struct		*user;
+	unsigned long			nr_locked;	/* pages charged */
 	/* The last async head a hand-off used, referenced (pool.c). */
 	struct async_head		*head;
 	/*
