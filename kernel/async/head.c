@@ -614,7 +614,7 @@ static int async_wait_sleep(struct async_head *head, unsigned long idx,
 		if (async_wait_done(head, idx, min))
 			break;
 		if (intr) {
-			ret = -EINTR;
+			ret = -ERESTARTSYS;
 			break;
 		}
 		schedule();
@@ -641,8 +641,10 @@ static unsigned long async_compat_idx(struct async_head *head, u32 idx)
 /*
  * async_wait - sleep until at least @min_wait_events completions are past
  * @user_ring_idx. Also lets completers waiting for ring space go on.
- * Returns the number of completions past @user_ring_idx, -EINTR on a
- * signal, -EINVAL for an unknown head or a @min_wait_events larger than
+ * Returns the number of completions past @user_ring_idx, -EINTR when a
+ * signal handler without SA_RESTART runs (a stop, a tracer's attach or
+ * the freezer restart the call, as a handler with SA_RESTART does; the
+ * call changes nothing that a restart would repeat), -EINVAL for an unknown head or a @min_wait_events larger than
  * the ring.
  */
 SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include "tl_test.h"
 #include "tl_util.h"
 
@@ -164,9 +165,31 @@ static void heads(void)
 	tl_errno(sys(__NR_async_wait, 17, 0, (long)&a), EINVAL, "async_wait: more than the ring");
 	tl_errno(sys(__NR_async_wait, 1, 5, (long)&a), EINVAL, "async_wait: index past the kernel's");
 	tl_ok(sys(__NR_async_wait, 0, 0, (long)&a) == 0, "async_wait(0): returns at once");
-	signal(SIGALRM, on_alarm);
+	/* A handler without SA_RESTART ends the wait; a stop and continue does not. */
+	struct sigaction sa = { .sa_handler = on_alarm };
+	pid_t parent = getpid(), child;
+	long long t0, ms;
+	long r;
+
+	sigaction(SIGALRM, &sa, NULL);
 	ualarm(100000, 0);
 	tl_errno(sys(__NR_async_wait, 1, 0, (long)&a), EINTR, "async_wait: interrupted by a signal");
+	child = fork();
+	if (child == 0) {
+		usleep(50000);
+		kill(parent, SIGSTOP);
+		usleep(50000);
+		kill(parent, SIGCONT);
+		_exit(0);
+	}
+	ualarm(400000, 0);
+	t0 = tl_now_ns();
+	r = sys(__NR_async_wait, 1, 0, (long)&a);
+	ms = (tl_now_ns() - t0) / 1000000;
+	tl_ok(r == -1 && errno == EINTR && ms >= 350,
+	      "async_wait: a stop and continue does not end it (returned %ld, errno %d, after %lld ms)",
+	      r, errno, ms);
+	waitpid(child, NULL, 0);
 
 	/* async_thread needs a registered area with a home frame, and a head. */
 	tl_errno(sys(__NR_async_thread, 0, (long)&a, 0), EINVAL, "async_thread: no home frame");
