@@ -41,7 +41,8 @@ struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr)
 {
 	struct threadlet_mm *tm = READ_ONCE(mm->threadlet);
 
-	if (!tm || !IS_ALIGNED(uaddr, 8))
+	/* A 32-bit kernel's keys hold no address above its own. */
+	if (!tm || !IS_ALIGNED(uaddr, 8) || uaddr != (unsigned long)uaddr)
 		return NULL;
 	return xa_load(&tm->heads, async_head_key(uaddr));
 }
