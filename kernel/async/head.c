@@ -645,8 +645,8 @@ static unsigned long async_compat_idx(struct async_head *head, u32 idx)
  * Returns the number of completions past @user_ring_idx, -EINTR when a
  * signal handler without SA_RESTART runs (a stop, a tracer's attach or
  * the freezer restart the call, as a handler with SA_RESTART does; the
- * call changes nothing that a restart would repeat), -EINVAL for an unknown head or a @min_wait_events larger than
- * the ring.
+ * call changes nothing that a restart would repeat), -EINVAL for an
+ * unknown head or a @min_wait_events larger than the ring.
  */
 SYSCALL_DEFINE3(async_wait, unsigned long, min_wait_events,
 		unsigned long, user_ring_idx,
