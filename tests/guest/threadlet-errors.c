@@ -27,7 +27,7 @@
 
 static struct threadlet_area area __attribute__((aligned(128)));
 static struct threadlet_area area2 __attribute__((aligned(128)));
-static uint64_t ring[16];
+static uint64_t ring[16] __attribute__((aligned(8)));	/* see heads() */
 
 static long sys(long nr, long a, long b, long c)
 {
@@ -125,7 +125,8 @@ static void *area_memory(void *arg)
 
 static void heads(void)
 {
-	struct async_head_user a, b;
+	/* The i386 ABI aligns a u64 to 4; a head must be aligned to 8. */
+	struct async_head_user a __attribute__((aligned(8))), b __attribute__((aligned(8)));
 	long sz = sizeof(a);
 
 	fill(&a, ring, sizeof(ring), 2);
