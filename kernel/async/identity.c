@@ -757,6 +757,8 @@ int threadlet_swap_identity(struct task_struct *head,
 	swap_signals(head, spare);
 	swap_user_pointers(head, spare);
 	swap_attributes(head, spare);
+	/* Under siglock: see yama_task_handoff(). */
+	security_task_handoff(head, spare);
 
 	if (!threadlet_signals_quiet(head, spare)) {
 		recalc_sigpending();
@@ -773,7 +775,6 @@ out:
 	if (ret)
 		return ret;
 	swap_comm(head, spare);
-	security_task_handoff(head, spare);
 	/* @spare's, if the area needs it, is async_park()'s to set. */
 	rseq_set_notify_resume(head);
 	return 0;
