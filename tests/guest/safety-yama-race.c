@@ -14,103 +14,10 @@
  */
 #include <sys/prctl.h>
 #include "safety.h"
-
-#define YAMA_SCOPE	"/proc/sys/kernel/yama/ptrace_scope"
-#define NOBODY		65534
+#include "tl_yama.h"
 
 static struct async_head_user ahu;
-static volatile int probe = 0x5eed;
 static int stop;
-
-static int read_probe(pid_t pid)
-{
-	char path[32];
-	int val = 0, fd, err;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return errno;
-	n = pread64(fd, &val, sizeof(val), (off64_t)(uintptr_t)&probe);
-	err = errno;
-	close(fd);
-	if (n < 0)
-		return err;
-	return n == sizeof(val) && val == 0x5eed ? 0 : EIO;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	return read(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
-static void q_loop(pid_t l_pid, int cmd, int res)
-{
-	pid_t me = getpid();
-	char c;
-	int r;
-
-	prctl(PR_SET_DUMPABLE, 1);
-	if (write_all(res, &me, sizeof(me)))
-		_exit(1);
-	while (read_all(cmd, &c, 1) == 0) {
-		if (c == 'r')
-			r = read_probe(l_pid);
-		else
-			_exit(0);
-		if (write_all(res, &r, sizeof(r)))
-			_exit(1);
-	}
-	_exit(0);
-}
-
-struct q_proc {
-	int cmd, res;
-	pid_t pid;
-};
-
-static int q_ask(struct q_proc *q, char c)
-{
-	int r = -1;
-
-	if (write_all(q->cmd, &c, 1) || read_all(q->res, &r, sizeof(r)))
-		return -1;
-	return r;
-}
-
-static int q_start(struct q_proc *q)
-{
-	int cmd[2], res[2], status;
-	pid_t l_pid = getpid(), m;
-
-	if (pipe(cmd) || pipe(res))
-		return -1;
-	m = fork();
-	if (m < 0)
-		return -1;
-	if (m == 0) {
-		if (fork() == 0) {
-			close(cmd[1]);
-			close(res[0]);
-			q_loop(l_pid, cmd[0], res[1]);
-		}
-		_exit(0);
-	}
-	close(cmd[0]);
-	close(res[1]);
-	q->cmd = cmd[1];
-	q->res = res[0];
-	if (waitpid(m, &status, 0) != m ||
-	    read_all(q->res, &q->pid, sizeof(q->pid)))
-		return -1;
-	return 0;
-}
 
 static long nap_fn(void *data)
 {
