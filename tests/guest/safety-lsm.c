@@ -294,16 +294,6 @@ static void keyctl_parent(void *arg)
 	async_head_exit(&ahu);
 }
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	int ok = fd >= 0 && write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
 int main(void)
 {
 	char scope[8] = "0";

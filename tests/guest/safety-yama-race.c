@@ -110,22 +110,10 @@ static void run(void *arg)
 	async_head_exit(&ahu);
 }
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	int ok = fd >= 0 && write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
 int main(void)
 {
-	int status;
-
+	int fd = open(YAMA_SCOPE, O_RDONLY), status;
 	char old[8] = "0";
-	int fd = open(YAMA_SCOPE, O_RDONLY);
 
 	sf_init();
 	if (fd >= 0) {

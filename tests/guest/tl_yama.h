@@ -114,4 +114,15 @@ static inline int q_start(struct q_proc *q)
 		return -1;
 	return 0;
 }
+/* 1 if @s was written whole to the file at @path (a sysctl). */
+static inline int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	int ok = fd >= 0 && write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 #endif /* TL_YAMA_H */
