@@ -35,7 +35,7 @@
 
 static struct async_head_user ahu;
 static pid_t head_tid;
-static volatile int got_head, got_other, stop, sent;
+static volatile int got_head, got_other, stop, sent, handoffs;
 static int sigio_pipe[2] = { -1, -1 };	/* SIGIO mode: the pipe */
 
 static void on_rt(int sig)
@@ -62,7 +62,12 @@ static void *sender(void *arg)
 	(void)arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	for (int i = 0; i < NSEND; i++) {
+	/*
+	 * At least NSEND, and on until the head was handed off often enough
+	 * meanwhile (a slow kernel can run a few hand-offs only in NSEND's
+	 * time), up to four times as many.
+	 */
+	for (int i = 0; i < NSEND || (handoffs <= 300 && i < 4 * NSEND); i++) {
 		if (sigio_pipe[1] >= 0 ? write(sigio_pipe[1], "s", 1) == 1 :
 		    syscall(SYS_tgkill, getpid(), head_tid, SIGRTMIN) == 0)
 			sent++;
@@ -112,7 +117,7 @@ static void run(void *arg)
 	struct sigaction sa = { .sa_handler = on_rt, .sa_flags = SA_RESTART };
 	unsigned long stack = threadlet_stack_alloc(64 << 10);
 	const char *how = arg ? "SIGIO" : "tgkill()";
-	int ev, handoffs = 0, pend;
+	int ev, pend;
 	pthread_t s;
 
 	head_tid = syscall(SYS_gettid);
