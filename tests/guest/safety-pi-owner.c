@@ -68,7 +68,8 @@ static void run(void *arg)
 {
 	unsigned long stack = threadlet_stack_alloc(64 << 10);
 	uint32_t tid = syscall(SYS_gettid);
-	int ev, i, k, handoffs = 0, bad = 0, lost = 0;
+	int ev, i, k, d, handoffs = 0, bad = 0, lost = 0;
+	long long end;
 	pthread_t w;
 
 	(void)arg;
@@ -102,8 +103,14 @@ static void run(void *arg)
 						 __ATOMIC_RELAXED) &&
 		    futex_pi(FUTEX_UNLOCK_PI_PRIVATE))
 			bad = errno;
-		for (k = 0; k < 5000 && !bad &&
-		     __atomic_load_n(&done, __ATOMIC_ACQUIRE) != i; k++)
+		/*
+		 * The waiter's lock and unlock: 30 s of the monotonic clock,
+		 * as a loaded host may hold a vCPU off for a second or more.
+		 * A waiter that failed stores its error at once.
+		 */
+		end = tl_now_ns() + 30000000000LL;
+		while (!bad && (d = __atomic_load_n(&done, __ATOMIC_ACQUIRE)) != i &&
+		       d >= 0 && tl_now_ns() < end)
 			usleep(200);
 		if (!bad && __atomic_load_n(&done, __ATOMIC_ACQUIRE) != i)
 			lost = i;
