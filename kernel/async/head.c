@@ -42,7 +42,7 @@ struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr)
 	struct threadlet_mm *tm = READ_ONCE(mm->threadlet);
 
 	/* A 32-bit kernel's keys hold no address above its own. */
-	if (!tm || !IS_ALIGNED(uaddr, 8) || uaddr != (unsigned long)uaddr)
+	if (!tm || !IS_ALIGNED(uaddr, 8) || !threadlet_u64_ptr(uaddr))
 		return NULL;
 	return xa_load(&tm->heads, async_head_key(uaddr));
 }
