@@ -1014,8 +1014,10 @@ void *async_ring_pop(struct async_head_user *ahu)
 	 */
 	ev = __atomic_exchange_n(&ring[u & mask], 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&ahu->user_ring_idx, u + 1, __ATOMIC_RELEASE);
+	/* The index as one word: in syscall()'s variable arguments a 64-bit
+	 * value would take two of i386's and push ahu out of its place. */
 	if (__atomic_load_n(&ahu->flags, __ATOMIC_ACQUIRE) & ASYNC_HEAD_RING_WAITERS)
-		syscall(__NR_async_wait, 0UL, u + 1, ahu);
+		syscall(__NR_async_wait, 0UL, (unsigned long)(u + 1), ahu);
 	return (void *)(uintptr_t)ev;
 }
 
