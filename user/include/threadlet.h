@@ -120,7 +120,7 @@ struct async_pool_stats {
 	unsigned int min, max;
 	unsigned int threads;		/* started and not ended */
 	unsigned long grown;		/* threads started on demand */
-	unsigned long grow_failed;	/* threads that could not be started */
+	unsigned long grow_failed;	/* threads that could not start or register */
 	unsigned long idle_exits;	/* threads that ended idle */
 };
 /* The pool's figures; -EINVAL if @ahu has no pool of this library. */

@@ -93,6 +93,7 @@ struct tl_pool {
 	unsigned int live;
 	unsigned long grown, grow_failed, idle_exits;
 	int error;		/* -errno of a pool thread that could not start */
+	int ready;		/* set up: a thread that fails is a failed grow */
 	/*
 	 * threadlet_submit()'s queue, under qlock: jobs waiting for a
 	 * cache-miss thread, and busy, the submitted threadlets handed off
@@ -695,10 +696,17 @@ static void tl_pool_thread_gone(void *arg)
 	tl_pool_left(pool);
 }
 
+/*
+ * A pool thread. It owns one count in nr_threads (tl_pool_reserve()) from
+ * before it starts until it leaves: tl_pool_shrink() takes it back when
+ * idle, and every other way out gives it back here, so that a thread that
+ * never parked is not counted as one the pool has.
+ */
 static void *tl_pool_main(void *arg)
 {
 	struct tl_pool *pool = arg;
 	struct async_head_user *ahu = pool->ahu;
+	int counted = 1;
 	sigset_t all;
 	long ret;
 
@@ -706,8 +714,14 @@ static void *tl_pool_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	ret = tl_register();
 	if (ret) {
-		/* async_head_init() reports it (RLIMIT_MEMLOCK: -ENOMEM). */
-		__atomic_store_n(&pool->error, (int)ret, __ATOMIC_RELEASE);
+		/*
+		 * async_head_init() reports it (RLIMIT_MEMLOCK: -ENOMEM); a
+		 * thread the pool grew by counts as a failed grow.
+		 */
+		if (__atomic_load_n(&pool->ready, __ATOMIC_ACQUIRE))
+			__atomic_add_fetch(&pool->grow_failed, 1, __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&pool->error, (int)ret, __ATOMIC_RELEASE);
 		goto out;
 	}
 	__threadlet_area.lib_flags |= TL_LIB_CACHEMISS;
@@ -719,11 +733,13 @@ static void *tl_pool_main(void *arg)
 		ret = tl_park_home(&__threadlet_area, ahu);
 		if (ret == ASYNC_GROW) {
 			tl_pool_grow(pool);
-		} else if (ret == -EBUSY) {
-			/* max_cachemiss_threads are parked without this one. */
-			__atomic_sub_fetch(&pool->nr_threads, 1, __ATOMIC_ACQ_REL);
-			break;
-		} else if (ret == -ETIMEDOUT ? tl_pool_shrink(pool) : ret != -EINTR) {
+		} else if (ret == -ETIMEDOUT) {
+			if (tl_pool_shrink(pool)) {
+				counted = 0;
+				break;
+			}
+		} else if (ret != -EINTR) {
+			/* -EBUSY: max_cachemiss_threads are parked without it. */
 			break;
 		}
 	}
@@ -732,6 +748,8 @@ static void *tl_pool_main(void *arg)
 	__threadlet_area.lib_flags &= ~TL_LIB_CACHEMISS;
 	tl_unregister();
 out:
+	if (counted)
+		__atomic_sub_fetch(&pool->nr_threads, 1, __ATOMIC_ACQ_REL);
 	tl_pool_left(pool);
 	return NULL;
 }
@@ -905,12 +923,16 @@ static int tl_pool_setup(struct async_head_user *ahu, unsigned int ring_entries,
 	pool->qtail = &pool->qhead;
 	pool->qmin = tl_queue_min();
 	for (i = 0; i < min_threads && !ret; i++) {
+		/* Counted first: a thread that fails gives its count back. */
+		__atomic_add_fetch(&pool->nr_threads, 1, __ATOMIC_ACQ_REL);
 		ret = tl_pool_start(pool);
-		if (!ret)
-			pool->nr_threads++;
+		if (ret)
+			__atomic_sub_fetch(&pool->nr_threads, 1, __ATOMIC_ACQ_REL);
 	}
 	if (!ret)
-		ret = tl_pool_wait_parked(pool, pool->nr_threads);
+		ret = tl_pool_wait_parked(pool, min_threads);
+	if (!ret)
+		__atomic_store_n(&pool->ready, 1, __ATOMIC_RELEASE);
 	if (ret) {
 		syscall(__NR_async_register, ahu, sizeof(*ahu), ASYNC_UNREGISTER);
 		tl_pool_wait_gone(pool);
