@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/syscall.h>
@@ -913,6 +914,70 @@ static void test_stream_burst(void)
 	}
 }
 
+/*
+ * A read of an empty pipe from a thread whose hand-off the kernel refuses
+ * (another nice than the pool's: FB_SCHED) while cache-miss threads are
+ * parked. It went to a threadlet, which slept in aio_read() until the
+ * pipe was written. The byte comes 3 s after the read started.
+ */
+static int nice_pipe[2], nice_fed;
+
+static void *nice_feeder(void *arg)
+{
+	(void)arg;
+	sleep(3);
+	__atomic_store_n(&nice_fed, 1, __ATOMIC_RELEASE);
+	if (write(nice_pipe[1], "n", 1) != 1)
+		__atomic_store_n(&nice_fed, -1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *nice_reader(void *arg)
+{
+	struct aiocb *cb = arg;
+	pthread_t feeder;
+	int *held = malloc(sizeof(*held));
+
+	if (!held || setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5) ||
+	    pthread_create(&feeder, NULL, nice_feeder, NULL)) {
+		free(held);
+		return NULL;
+	}
+	*held = aio_read(cb) ? -errno : __atomic_load_n(&nice_fed, __ATOMIC_ACQUIRE);
+	pthread_join(feeder, NULL);
+	return held;
+}
+
+static void test_stream_refused(void)
+{
+	static struct aiocb cb;
+	static char byte;
+	const struct aiocb *list[1] = { &cb };
+	struct timespec ts = { 10, 0 };
+	pthread_t t;
+	void *ret = NULL;
+	int held;
+
+	if (pipe(nice_pipe) || pthread_create(&t, NULL, nice_reader, &cb)) {
+		tl_ok(0, "refused hand-off: a pipe and a thread at nice +5");
+		return;
+	}
+	cb.aio_fildes = nice_pipe[0];
+	cb.aio_buf = &byte;
+	cb.aio_nbytes = 1;
+	pthread_join(t, &ret);
+	held = ret ? *(int *)ret : -1;
+	free(ret);
+	tl_ok(held == 0, "refused hand-off: a read of an empty pipe from a thread at nice +5 "
+	      "returns before the pipe is written (%d)", held);
+	while (aio_error(&cb) == EINPROGRESS && !aio_suspend(list, 1, &ts))
+		;
+	tl_ok(aio_error(&cb) == 0 && aio_return(&cb) == 1 && byte == 'n',
+	      "refused hand-off: then the read gets its byte");
+	close(nice_pipe[0]);
+	close(nice_pipe[1]);
+}
+
 int main(void)
 {
 	setenv("TL_AIO_LOOP_MIN", "4", 1);	/* before the first request */
@@ -928,5 +993,6 @@ int main(void)
 	test_listio_entry_errors();
 	test_suspend_cancel();
 	test_stream_burst();
+	test_stream_refused();
 	return tl_exit();
 }

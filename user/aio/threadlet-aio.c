@@ -770,12 +770,14 @@ static void *stream_helper(void *arg)
 
 /*
  * A read or write of a stream (a pipe, a socket, a terminal) that cannot
- * go on at once, with no cache-miss thread parked to take it over: as a
- * threadlet it would sleep in its submitter for as long as the stream
- * stays empty or full, and aio_read() must return once the request is
- * queued. A burst of such requests parks no thread faster than the pool
- * grows, and 64 of them blocked use the pool up. Only the caller's own
- * threadlet may sleep where it is (it is handed off itself).
+ * go on at once. As a threadlet it is handed off only if a cache-miss
+ * thread is parked, the kernel's checks accept it (the caller's nice,
+ * affinity, ptrace, PI futexes... may refuse it) and no other submitter
+ * took that thread meanwhile; otherwise it sleeps in its submitter for as
+ * long as the stream stays empty or full, and aio_read() must return once
+ * the request is queued. So such a request always goes to the stream
+ * helpers. Only the caller's own threadlet may sleep where it is (it is
+ * handed off itself).
  */
 static int stream_would_wait(const struct req *r)
 {
@@ -786,7 +788,7 @@ static int stream_would_wait(const struct req *r)
 	if (!r->exclusive || (r->nr != SYS_read && r->nr != SYS_write) ||
 	    (__threadlet_area.flags & THREADLET_ON))
 		return 0;
-	return poll(&p, 1, 0) == 0 && async_head_parked(&aio_ahu) == 0;
+	return poll(&p, 1, 0) == 0;
 }
 
 /*
