@@ -948,6 +948,62 @@ static void *nice_reader(void *arg)
 	return held;
 }
 
+/*
+ * A write to a pipe nobody reads, and one past RLIMIT_FSIZE, in a child
+ * with SIGPIPE and SIGXFSZ at their default (ending the process). They ran
+ * in the caller's thread and the signal killed it; glibc's requests run
+ * in threads that block every signal, and just end with EPIPE or EFBIG.
+ */
+static int write_error(int fd, off_t off, size_t len)
+{
+	static char data[128];
+	struct aiocb cb = { 0 };
+	const struct aiocb *list[1] = { &cb };
+	struct timespec ts = { 10, 0 };
+	int err;
+
+	cb.aio_fildes = fd;
+	cb.aio_offset = off;
+	cb.aio_buf = data;
+	cb.aio_nbytes = len;
+	if (aio_write(&cb))
+		return -errno;
+	while ((err = aio_error(&cb)) == EINPROGRESS && !aio_suspend(list, 1, &ts))
+		;
+	aio_return(&cb);
+	return err;
+}
+
+static void test_write_signals(void)
+{
+	char path[] = "/tmp/aio-fsizeXXXXXX";
+	int p[2], fd, status = -1, err;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct rlimit lim = { 10, RLIM_INFINITY };
+		sigset_t pending;
+
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
+		if (pipe(p) || close(p[0]) || (fd = mkstemp(path)) < 0)
+			_exit(10);
+		unlink(path);
+		if ((err = write_error(p[1], 0, 64)) != EPIPE)
+			_exit(20 + (err & 7));
+		if (setrlimit(RLIMIT_FSIZE, &lim) ||
+		    (err = write_error(fd, 20, 100)) != EFBIG)
+			_exit(30 + (err & 7));
+		sigpending(&pending);
+		_exit(sigismember(&pending, SIGPIPE) || sigismember(&pending, SIGXFSZ) ? 40 : 0);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	tl_ok(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "a write to a pipe without a reader ends with EPIPE, one past RLIMIT_FSIZE "
+	      "with EFBIG, neither signal kills nor stays (status %#x)", status);
+}
+
 static void test_stream_refused(void)
 {
 	static struct aiocb cb;
@@ -994,5 +1050,6 @@ int main(void)
 	test_suspend_cancel();
 	test_stream_burst();
 	test_stream_refused();
+	test_write_signals();
 	return tl_exit();
 }

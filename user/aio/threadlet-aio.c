@@ -850,7 +850,7 @@ static int stream_queue(struct req *r)
  * (ended here) or handed off (the cache-miss thread, or for an atom the
  * reaper, ends it); or by a stream helper (stream_would_wait()).
  */
-static void req_start(struct req *r, struct startq *sq)
+static void req_run(struct req *r, struct startq *sq)
 {
 	struct syslet_uatom *done;
 	long ret;
@@ -906,6 +906,51 @@ static void req_start(struct req *r, struct startq *sq)
 	} else if (threadlet_ptr_err(done)) {	/* could not run at all */
 		req_done(r, threadlet_ptr_err(done), sq);
 	}
+}
+
+/*
+ * A write raises SIGPIPE at the thread that makes it on a pipe or socket
+ * nobody reads, and SIGXFSZ past RLIMIT_FSIZE. glibc makes every request
+ * in a thread with all signals blocked, where the signal stays pending,
+ * and the request just ends with EPIPE or EFBIG; so do the cache-miss
+ * threads and stream helpers here. A write that runs in the caller's
+ * thread (in place, or until its hand-off) blocks both meanwhile and
+ * takes back one it raised: one pending now and not before. The caller's
+ * own threadlet is left alone, as it runs the write itself.
+ */
+static void req_start(struct req *r, struct startq *sq)
+{
+	sigset_t mask, old, before, after;
+	struct timespec zero = { 0, 0 };
+
+	if ((r->nr != SYS_write && r->nr != SYS_pwrite64) ||
+	    (__threadlet_area.flags & THREADLET_ON)) {
+		req_run(r, sq);
+		return;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGPIPE);
+	sigaddset(&mask, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &mask, &old);
+	sigpending(&before);
+	req_run(r, sq);		/* @r may be gone from here on */
+	sigpending(&after);
+	if (sigismember(&after, SIGPIPE) && !sigismember(&before, SIGPIPE))
+		sigaddset(&mask, SIGPIPE);
+	else
+		sigdelset(&mask, SIGPIPE);
+	if (sigismember(&after, SIGXFSZ) && !sigismember(&before, SIGXFSZ))
+		sigaddset(&mask, SIGXFSZ);
+	else
+		sigdelset(&mask, SIGXFSZ);
+	while (!sigisemptyset(&mask)) {
+		int sig = sigtimedwait(&mask, NULL, &zero);
+
+		if (sig <= 0)
+			break;
+		sigdelset(&mask, sig);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /*
