@@ -23,6 +23,9 @@
 
 #include "internal.h"
 
+/* Head ids: never 0, never reused (2^64 registrations do not happen). */
+static atomic64_t async_head_ids = ATOMIC64_INIT(0);
+
 static unsigned long async_head_key(u64 uaddr)
 {
 	return uaddr >> 3;
@@ -121,22 +124,26 @@ struct async_head *async_head_get(struct async_head_user __user *ahu)
 }
 
 /*
- * Whether @ahu is a live async head of this process, taking no reference:
- * for async_exec(), which only refuses an unknown one up front (its chain
- * holds none, see there). The cached head is one compare, as in
- * async_head_get(); a miss looks it up, and caches it, through that.
+ * The id of the live async head of this process at @ahu, 0 if there is
+ * none, taking no reference: for async_exec(), which refuses an unknown
+ * one up front and, holding none across its chain (see there), posts at
+ * its end only into the head with this id, not one registered at the same
+ * address since. The cached head is one compare, as in async_head_get();
+ * a miss looks it up, and caches it, through that.
  */
-bool async_head_known(struct async_head_user __user *ahu)
+u64 async_head_id(struct async_head_user __user *ahu)
 {
-	struct async_head *head;
+	struct async_head *head = async_head_cached(ahu);
+	u64 id;
 
-	if (async_head_cached(ahu))
-		return true;
+	if (head)
+		return head->id;
 	head = async_head_get(ahu);
 	if (!head)
-		return false;
+		return 0;
+	id = head->id;
 	async_head_put(head);
-	return true;
+	return id;
 }
 
 /*
@@ -235,6 +242,7 @@ static struct async_head *async_head_alloc(struct async_head_user *k,
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&head->refs, 1);
 	head->uaddr = uaddr;
+	head->id = atomic64_inc_return(&async_head_ids);
 	head->tgid = get_pid(task_tgid(current));
 	head->ring = u64_to_user_ptr(k->completion_ring);
 	head->ring_mask = entries - 1;

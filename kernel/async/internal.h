@@ -90,6 +90,7 @@ struct threadlet_mm {
 struct async_head {
 	refcount_t			refs;	/* the xarray's, plus one per user */
 	unsigned long			uaddr;
+	u64				id;	/* unique: tells a later head apart */
 	struct pid			*tgid;	/* thread group that registered it */
 	u64 __user			*ring;
 	u32				ring_mask;
@@ -167,7 +168,7 @@ static inline void __user *threadlet_u64_ptr(u64 v)
 
 /* head.c */
 struct async_head *async_head_get(struct async_head_user __user *ahu);
-bool async_head_known(struct async_head_user __user *ahu);
+u64 async_head_id(struct async_head_user __user *ahu);
 struct async_head *async_head_lookup_rcu(struct mm_struct *mm, u64 uaddr);
 void async_head_put(struct async_head *head);
 int async_post(struct async_head *head, u64 event, bool wait,

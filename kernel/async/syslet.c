@@ -570,7 +570,7 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 	struct async_head *head;
 	struct threadlet_area *ka;
 	long ret;
-	u64 final;
+	u64 final, head_id;
 	int pin;
 
 	if (!reg)
@@ -593,10 +593,13 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 	 * No reference is held across the chain: an atom may end the task
 	 * (a seccomp kill, strict mode) without returning here. The hook
 	 * finds the head by the area's ahu; the end of the chain looks it
-	 * up again.
+	 * up again, and posts only if it is still the head of @head_id: one
+	 * unregistered meanwhile has been promised no more completions, and
+	 * a head registered at the same address since did not run the chain.
 	 */
 	ret = -EINVAL;
-	if (!async_head_known(ahu))
+	head_id = async_head_id(ahu);
+	if (!head_id)
 		goto unpin;
 
 	/*
@@ -634,6 +637,11 @@ SYSCALL_DEFINE2(async_exec, struct syslet_uatom __user *, uatom,
 		 */
 		syslet_user_work();
 		head = async_head_get(ahu);
+		if (head && head->id != head_id) {
+			/* Unregistered, and another head registered there. */
+			async_head_put(head);
+			head = NULL;
+		}
 		if (!head) {
 			ret = async_go_home(0);
 		} else if (!(a.flags & SYSLET_NO_COMPLETE) &&
