@@ -304,7 +304,7 @@ static long syslet_call(struct pt_regs *regs, long nr, bool ia32)
  * FS selector the atom ended with, see below).
  */
 static long syslet_run_atom(const struct syslet_uatom *a,
-			    struct pt_regs *frame)
+			    struct pt_regs *frame, bool *refused)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 	bool ia32 = in_ia32_syscall();
@@ -313,7 +313,13 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 	long nr, ret;
 	int i;
 
-	/* An unknown flag or a number outside the table is a malformed atom. */
+	/*
+	 * An unknown flag or a number outside the table is a malformed atom,
+	 * and some calls a chain may not make; neither runs, nor one whose
+	 * arguments cannot be read. *@refused: the chain ends at it, whatever
+	 * its flags (which may mean something else to a later kernel) say.
+	 */
+	*refused = true;
 	if ((a->flags & ~SYSLET_ALL_FLAGS) || a->nr >= nr_calls)
 		return -EINVAL;
 	if (syslet_forbidden(a->nr, ia32))
@@ -325,6 +331,7 @@ static long syslet_run_atom(const struct syslet_uatom *a,
 			return -EFAULT;
 		args[i] = v;
 	}
+	*refused = false;
 	regs->orig_ax = a->nr;
 	regs->ax = syslet_call(regs, -1, ia32);	/* as the entry code sets it */
 	syslet_set_args(regs, args, ia32);
@@ -490,7 +497,7 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 	long ret;
 
 	for (;;) {
-		bool sync;
+		bool sync, refused;
 
 		if (current->threadlet == reg && (a->flags & SYSLET_ASYNC))
 			threadlet_handoff_now(current, reg);
@@ -502,10 +509,10 @@ static u64 syslet_run_chain(u64 uatom, struct syslet_uatom *a,
 		sync = current->threadlet == reg && (a->flags & SYSLET_SYNC);
 		if (sync)
 			WRITE_ONCE(ka->flags, ka->flags & ~THREADLET_ON);
-		ret = syslet_run_atom(a, frame);
+		ret = syslet_run_atom(a, frame, &refused);
 		if (sync && current->threadlet == reg)
 			WRITE_ONCE(ka->flags, ka->flags | THREADLET_ON);
-		if (syslet_store(a, ret))
+		if (syslet_store(a, ret) || refused)
 			return uatom;
 
 		if (syslet_stops(a->flags, ret)) {

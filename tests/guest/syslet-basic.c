@@ -472,14 +472,24 @@ static void bad_input(void)
 	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], &at[1], 0);
 	syslet_atom_init(&at[1], SYS_close, 0, &r[1], &at[2], 1, (u64 *)0x10);
 	syslet_atom_init(&at[2], SYS_getppid, 0, &r[2], NULL, 0);
-	tl_ok(async_exec(at, &ahu) == &at[2] && r[1] == -EFAULT,
-	      "bad arg pointer mid-chain: -EFAULT in its ret_ptr");
+	r[2] = 77;
+	tl_ok(async_exec(at, &ahu) == &at[1] && r[1] == -EFAULT && r[2] == 77,
+	      "bad arg pointer mid-chain: -EFAULT in its ret_ptr, and the chain ends there");
 	syslet_atom_init(&at[0], SYS_getppid, 0, &r[0], (void *)0x10, 0);
 	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EFAULT,
 	      "bad next pointer: -EFAULT in the last good atom");
 	straddling_next(at, r);
 	syslet_atom_init(&at[0], SYS_getppid, 0x200, &r[0], NULL, 0);
 	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EINVAL, "unknown flag: -EINVAL");
+	/* A refused atom is final: its next, or its queue, is not followed. */
+	syslet_atom_init(&at[0], SYS_getppid, 0x200, &r[0], &at[1], 0);
+	syslet_atom_init(&at[1], SYS_getppid, 0, &r[1], NULL, 0);
+	r[1] = 77;
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EINVAL && r[1] == 77,
+	      "unknown flag with a next atom: -EINVAL, and the next does not run");
+	syslet_atom_init(&at[0], SYS_fork, 0, &r[0], &at[1], 0);
+	tl_ok(async_exec(at, &ahu) == &at[0] && r[0] == -EPERM && r[1] == 77,
+	      "forbidden call with a next atom: -EPERM, and the next does not run");
 	syslet_atom_init(&at[0], 4000, 0, &r[0], NULL, 0);
 	done = async_exec(at, &ahu);
 	tl_ok(done == &at[0] && r[0] == -EINVAL, "syscall number 4000: -EINVAL (%lld)",
