@@ -402,12 +402,23 @@ static struct pt_regs *syslet_trace_begin(void)
  */
 static void syslet_user_work(void)
 {
+	int pin;
+
 	if (!test_thread_flag(TIF_NOTIFY_RESUME))
 		return;
 	/* Pairs with task_work_add(): the work is queued before the flag. */
 	smp_rmb();
-	if (task_work_pending(current))
+	if (task_work_pending(current)) {
+		/*
+		 * task_work_run() takes the whole list before it runs the
+		 * first work, so the hand-off's test of task_works no longer
+		 * sees the rest: a work that sleeps would hand the head off
+		 * and leave the others to the identity this task takes.
+		 */
+		pin = threadlet_pin(THREADLET_FB_TASK);
 		task_work_run();
+		threadlet_unpin(pin);
+	}
 	mem_cgroup_handle_over_high(GFP_KERNEL);
 	blkcg_maybe_throttle_current();
 }
