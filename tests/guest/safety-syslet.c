@@ -318,18 +318,13 @@ static void strict_child(void)
 static int install_filter(unsigned int action)
 {
 	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SF_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		SF_FILTER_NR,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getppid, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, action),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
-	return !prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) &&
-	       !syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+	return sf_filter(f);
 }
 
 /*

@@ -41,6 +41,25 @@
 #define SF_REG_ARGS(r)		{ (r).ebx, (r).ecx, (r).edx, (r).esi, (r).edi, (r).ebp }
 #endif
 
+/*
+ * A seccomp filter of a test: SF_FILTER_NR starts it (calls of the other
+ * ABI pass, then the number is loaded), sf_filter() installs it with
+ * no_new_privs. The test includes <linux/audit.h>, <linux/filter.h>,
+ * <linux/seccomp.h> and <stddef.h>.
+ */
+#define SF_FILTER_NR							\
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)), \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SF_AUDIT_ARCH, 1, 0),	\
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),			\
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+
+#define sf_filter(f)							\
+	({								\
+		struct sock_fprog __prog = { sizeof(f) / sizeof((f)[0]), (f) }; \
+		!prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) &&		\
+		!syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &__prog); \
+	})
+
 typedef unsigned long long u64;
 
 /* A limit of the uapi header, for headers older than it. */

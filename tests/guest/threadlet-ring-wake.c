@@ -44,10 +44,7 @@ static void on_sigsys(int sig)
 static int trap_headless_wait(void)
 {
 	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SF_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		SF_FILTER_NR,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_async_wait, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
@@ -58,10 +55,8 @@ static int trap_headless_wait(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
-	return !prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) &&
-	       !syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+	return sf_filter(f);
 }
 
 static void run(void *arg)
