@@ -959,7 +959,8 @@ static int write_error(int fd, off_t off, size_t len)
 	static char data[128];
 	struct aiocb cb = { 0 };
 	const struct aiocb *list[1] = { &cb };
-	struct timespec ts = { 10, 0 };
+	struct timespec ts = { 1, 0 };
+	long long end = tl_now_ns() + 15000000000LL;
 	int err;
 
 	cb.aio_fildes = fd;
@@ -968,8 +969,8 @@ static int write_error(int fd, off_t off, size_t len)
 	cb.aio_nbytes = len;
 	if (aio_write(&cb))
 		return -errno;
-	while ((err = aio_error(&cb)) == EINPROGRESS && !aio_suspend(list, 1, &ts))
-		;
+	while ((err = aio_error(&cb)) == EINPROGRESS && tl_now_ns() < end)
+		aio_suspend(list, 1, &ts);
 	aio_return(&cb);
 	return err;
 }
@@ -1009,10 +1010,11 @@ static void test_stream_refused(void)
 	static struct aiocb cb;
 	static char byte;
 	const struct aiocb *list[1] = { &cb };
-	struct timespec ts = { 10, 0 };
+	struct timespec ts = { 1, 0 };
+	long long end;
 	pthread_t t;
 	void *ret = NULL;
-	int held;
+	int held, err;
 
 	if (pipe(nice_pipe) || pthread_create(&t, NULL, nice_reader, &cb)) {
 		tl_ok(0, "refused hand-off: a pipe and a thread at nice +5");
@@ -1026,10 +1028,12 @@ static void test_stream_refused(void)
 	free(ret);
 	tl_ok(held == 0, "refused hand-off: a read of an empty pipe from a thread at nice +5 "
 	      "returns before the pipe is written (%d)", held);
-	while (aio_error(&cb) == EINPROGRESS && !aio_suspend(list, 1, &ts))
-		;
-	tl_ok(aio_error(&cb) == 0 && aio_return(&cb) == 1 && byte == 'n',
-	      "refused hand-off: then the read gets its byte");
+	/* 15 s; a signal (an earlier test's late notification) ends no wait. */
+	end = tl_now_ns() + 15000000000LL;
+	while ((err = aio_error(&cb)) == EINPROGRESS && tl_now_ns() < end)
+		aio_suspend(list, 1, &ts);
+	tl_ok(err == 0 && aio_return(&cb) == 1 && byte == 'n',
+	      "refused hand-off: then the read gets its byte (status %d)", err);
 	close(nice_pipe[0]);
 	close(nice_pipe[1]);
 }
